@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "storage-emulator",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "storage-emulator", targets: ["storage-emulator"])
+  ],
+  dependencies: [
+    // MD5 and SHA-256 from a maintained implementation (Foundation on Linux has neither).
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0")
+  ],
+  targets: [
+    // HTTP/1.1 over POSIX sockets and Dispatch. Knows nothing of storage.
+    .target(name: "EmulatorHTTP"),
+    // Object model, update and precondition rules, on-disk and in-memory stores. Knows nothing of HTTP.
+    .target(
+      name: "EmulatorStorage",
+      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+    ),
+    // URL surfaces, JSON flavours, domain errors -> HTTP status.
+    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage"]),
+    // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
+    .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]),
+    .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
+
+    // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.
+    .systemLibrary(
+      name: "CCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
+    ),
+    .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
+    .testTarget(name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"]),
+    .testTarget(
+      name: "EmulatorAPITests",
+      dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]
+    ),
+    .testTarget(
+      name: "EndToEndTests",
+      dependencies: ["EmulatorApp", "EmulatorStorage", "CCurl"],
+      resources: [.copy("Fixtures")]
+    ),
+  ]
+)

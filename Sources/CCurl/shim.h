@@ -1,0 +1,22 @@
+#ifndef STORAGE_EMULATOR_CCURL_SHIM_H
+#define STORAGE_EMULATOR_CCURL_SHIM_H
+#include <curl/curl.h>
+
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: typed wrappers.
+static inline CURLcode se_setopt_long(CURL *handle, CURLoption option, long value) {
+  return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode se_setopt_string(CURL *handle, CURLoption option, const char *value) {
+  return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode se_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+  return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode se_setopt_write_function(CURL *handle, CURLoption option,
+    size_t (*callback)(char *, size_t, size_t, void *)) {
+  return curl_easy_setopt(handle, option, callback);
+}
+static inline CURLcode se_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+  return curl_easy_getinfo(handle, info, value);
+}
+#endif

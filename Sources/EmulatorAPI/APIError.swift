@@ -1,0 +1,81 @@
+import EmulatorHTTP
+import EmulatorStorage
+
+/// An error answer: status, GCS `reason`, and a message that says what was wrong.
+public struct APIError: Error, Sendable, Equatable {
+  public enum Reason: String, Sendable {
+    case invalid, required, notFound, conditionNotMet, conflict, forbidden, badRequest, uploadTooLarge
+    case notModified, methodNotAllowed, internalError, insufficientStorage, rangeNotSatisfiable
+  }
+
+  public var status: Int
+  public var reason: Reason
+  public var message: String
+  public var headers: HTTPHeaders = [:]
+
+  public init(_ status: Int, _ reason: Reason, _ message: String, headers: HTTPHeaders = [:]) {
+    self.status = status
+    self.reason = reason
+    self.message = message
+    self.headers = headers
+  }
+
+  public static func == (lhs: APIError, rhs: APIError) -> Bool {
+    lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.message == rhs.message
+  }
+
+  /// The one place where domain errors become HTTP statuses.
+  public init(_ error: StorageError) {
+    switch error {
+    case .bucketNotFound(let bucket):
+      self.init(404, .notFound, "The specified bucket does not exist: \(bucket)")
+    case .objectNotFound(let bucket, let name):
+      self.init(404, .notFound, "No such object: \(bucket)/\(name)")
+    case .invalid(let message):
+      self.init(400, .invalid, message)
+    case .required(let message):
+      self.init(400, .required, message)
+    case .conditionNotMet(let message):
+      self.init(412, .conditionNotMet, "At least one of the pre-conditions you specified did not hold. \(message)")
+    case .notModified:
+      self.init(304, .notModified, "Not Modified")
+    case .bucketExists(let bucket):
+      self.init(409, .conflict, "The bucket '\(bucket)' already exists.")
+    case .bucketNotEmpty(let bucket):
+      self.init(409, .conflict, "The bucket you tried to delete is not empty: \(bucket)")
+    case .checksumMismatch(let message):
+      self.init(400, .invalid, message)
+    case .tooLarge(let message):
+      self.init(413, .uploadTooLarge, message)
+    case .insufficientStorage(let message):
+      self.init(507, .insufficientStorage, message)
+    case .io(let message):
+      self.init(500, .internalError, "Storage error: \(message)")
+    }
+  }
+
+  /// The error body in the surface's flavour: GCS `{"error":{"code","message","errors":[…]}}`,
+  /// Firebase `{"error":{"code","message"}}`. 304 has no body.
+  public func response(firebase: Bool) -> HTTPResponse {
+    var headers = self.headers
+    if status == 304 { return HTTPResponse(status: 304, headers: headers) }
+    var json = JSONWriter(capacity: 256)
+    json.beginObject()
+    json.objectKey("error")
+    json.raw("code", String(status))
+    json.string("message", message)
+    if !firebase {
+      json.beginArray("errors")
+      json.beginObject()
+      json.string("domain", "global")
+      json.string("reason", reason.rawValue)
+      json.string("message", message)
+      json.endObject()
+      json.endArray()
+    }
+    json.endObject()
+    json.endObject()
+    headers.set("content-type", "application/json; charset=UTF-8")
+    return HTTPResponse(status: status, headers: headers, body: json.bytes)
+  }
+}

@@ -1,0 +1,161 @@
+import EmulatorHTTP
+import EmulatorStorage
+import Foundation
+
+extension StorageAPI {
+  // MARK: Uploads
+
+  /// Simple uploads: GCS `uploadType=media` (raw body, name in `?name=`) and the Firebase raw
+  /// upload (`POST /v0/b/{b}/o?name=` or `/v0/b/{b}/o/{name}`). The `Content-Type` header becomes
+  /// the object's content type.
+  func upload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError) -> HTTPResponse {
+    let firebase = context.route.surface.isFirebase
+    let headers = context.request.headers
+    if firebase {
+      let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
+      guard protocolName == "raw" else {
+        throw APIError(
+          400, .invalid,
+          "X-Goog-Upload-Protocol '\(protocolName)' is not supported by this emulator version; send the bytes as a raw body.")
+      }
+    } else {
+      let uploadType = context.query["uploadType"] ?? "media"
+      guard uploadType == "media" else {
+        throw APIError(
+          400, .invalid,
+          "uploadType '\(uploadType)' is not supported by this emulator version; use uploadType=media.")
+      }
+    }
+    guard let name = pathName ?? context.query["name"] else {
+      throw APIError(400, .required, "Object name is required: give it as ?name=… (or in the path on /v0).")
+    }
+    try Self.validate(name)
+    var patch = MetadataPatch()
+    if let type = headers["content-type"], !type.isEmpty { patch.fields[.contentType] = .set(type) }
+    if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
+      patch.fields[.contentEncoding] = .set(encoding)
+    }
+    if firebase {
+      patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
+    }
+    let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
+    let upload = ObjectStore.Upload(patch: patch, createDownloadToken: firebase)
+    let body = context.request.body
+    let object = try storage { () throws(StorageError) in
+      try store.insert(bucket: bucket, name: name, data: body, upload: upload, conditions: conditions)
+    }
+    return context.object(object)
+  }
+
+  /// `inline; filename*=utf-8''<last path segment>`, the disposition Firebase gives its uploads.
+  static func inlineDisposition(for name: String) -> String {
+    let last = name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? name
+    return "inline; filename*=utf-8''" + URLCoding.encodeComponent(last)
+  }
+
+  // MARK: Downloads
+
+  /// `?alt=media` and `/download/...`: the stored bytes with their hashes and stored headers; a
+  /// single `Range` gives 206 (416 when unsatisfiable). Bytes are sent exactly as stored: nothing
+  /// is compressed on the fly.
+  func download(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+    try Self.validate(name)
+    let headers = context.request.headers
+    let conditions = try RequestOptions.preconditions(context.query, headers, read: true)
+    let (object, bytes) = try storage { () throws(StorageError) in
+      try store.read(bucket: bucket, name: name, conditions: conditions)
+    }
+    if context.route.surface.isFirebase, let token = context.query["token"], !object.downloadTokens.contains(token) {
+      throw APIError(403, .forbidden, "Permission denied: the download token does not match this object.")
+    }
+    var response = HTTPHeaders()
+    response.add("content-type", object.contentType ?? "application/octet-stream")
+    response.add("accept-ranges", "bytes")
+    response.add("etag", object.etag)
+    response.add("last-modified", Self.httpDate(milliseconds: object.updated))
+    var hash = "crc32c=\(object.crc32cBase64)"
+    if let md5 = object.md5Base64 { hash += ",md5=\(md5)" }
+    response.add("x-goog-hash", hash)
+    response.add("x-goog-generation", String(object.generation))
+    response.add("x-goog-metageneration", String(object.metageneration))
+    response.add("x-goog-storage-class", "STANDARD")
+    response.add("x-goog-stored-content-encoding", object.contentEncoding ?? "identity")
+    response.add("x-goog-stored-content-length", String(object.size))
+    if let value = object.cacheControl { response.add("cache-control", value) }
+    if let value = object.contentDisposition { response.add("content-disposition", value) }
+    if let value = object.contentLanguage { response.add("content-language", value) }
+    if let value = object.contentEncoding { response.add("content-encoding", value) }
+    for (key, value) in object.sortedCustom where Self.isHeaderToken(key) {
+      response.add("x-goog-meta-" + key, value)
+    }
+    if let rangeHeader = headers["range"], let range = Self.parseRange(rangeHeader) {
+      guard let (start, end) = range.resolve(size: bytes.count) else {
+        response.set("content-range", "bytes */\(bytes.count)")
+        throw APIError(
+          416, .rangeNotSatisfiable, "The requested range '\(rangeHeader)' is not satisfiable for \(bytes.count) bytes.",
+          headers: response)
+      }
+      response.add("content-range", "bytes \(start)-\(end)/\(bytes.count)")
+      return HTTPResponse(status: 206, headers: response, body: Array(bytes[start...end]))
+    }
+    return HTTPResponse(status: 200, headers: response, body: bytes)
+  }
+
+  /// One byte range of `Range: bytes=…` (RFC 9110 §14.1.2).
+  struct ByteRange: Equatable {
+    var first: Int?
+    var last: Int?
+
+    /// Inclusive bounds within `size`, or nil when unsatisfiable.
+    func resolve(size: Int) -> (Int, Int)? {
+      guard size > 0 else { return nil }
+      if let first {
+        guard first < size else { return nil }
+        return (first, min(last ?? size - 1, size - 1))
+      }
+      guard let suffix = last, suffix > 0 else { return nil }
+      return (max(size - suffix, 0), size - 1)
+    }
+  }
+
+  /// Parses a single byte range; nil (serve the whole object) for anything else, as RFC 9110
+  /// allows a server to ignore a Range it does not support.
+  static func parseRange(_ header: String) -> ByteRange? {
+    let trimmed = header.trimmingASCIIWhitespace()
+    guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
+    let spec = trimmed.dropFirst(6)
+    guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+    let firstText = spec[..<dash].trimmingCharacters(in: .whitespaces)
+    let lastText = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+    if firstText.isEmpty {
+      guard let suffix = Int(lastText), suffix >= 0 else { return nil }
+      return ByteRange(first: nil, last: suffix)
+    }
+    guard let first = Int(firstText), first >= 0 else { return nil }
+    if lastText.isEmpty { return ByteRange(first: first, last: nil) }
+    guard let last = Int(lastText), last >= first else { return nil }
+    return ByteRange(first: first, last: last)
+  }
+
+  static func isHeaderToken(_ key: String) -> Bool {
+    !key.isEmpty
+      && key.utf8.allSatisfy { byte in
+        (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+          || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+      }
+  }
+
+  /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+  static func httpDate(milliseconds: Int64) -> String {
+    let iso = Timestamp.format(milliseconds: milliseconds)  // YYYY-MM-DDTHH:MM:SS.sssZ
+    let days = Int((milliseconds >= 0 ? milliseconds : milliseconds - 86_399_999) / 86_400_000)
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    let parts = Array(iso.utf8)
+    let year = String(decoding: parts[0..<4], as: UTF8.self)
+    let month = months[Int(String(decoding: parts[5..<7], as: UTF8.self))! - 1]
+    let day = String(decoding: parts[8..<10], as: UTF8.self)
+    let time = String(decoding: parts[11..<19], as: UTF8.self)
+    return "\(weekday), \(day) \(month) \(year) \(time) GMT"
+  }
+}

@@ -1,0 +1,251 @@
+import EmulatorHTTP
+import EmulatorStorage
+import Synchronization
+
+/// Limits the API applies on top of the HTTP layer's.
+public struct APILimits: Sendable, Equatable {
+  /// JSON metadata bodies (PATCH, PUT, bucket create…). Larger: 413.
+  public var maxMetadataBytes = 1 << 20
+  /// One uploaded object. Larger: 413.
+  public var maxUploadBytes = 1 << 30
+
+  public init() {}
+}
+
+/// Maps the URL surfaces onto the store (PROTOCOL.md §1–§6). Storage errors become HTTP
+/// statuses only here, in the flavour of the surface that was called.
+public final class StorageAPI: HTTPHandler {
+  public let store: ObjectStore
+  public let limits: APILimits
+  private let fallbackHost = Mutex("127.0.0.1:9199")
+
+  public init(store: ObjectStore, limits: APILimits = APILimits()) {
+    self.store = store
+    self.limits = limits
+  }
+
+  /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
+  public func setFallbackHost(_ host: String) {
+    fallbackHost.withLock { $0 = host }
+  }
+
+  public func bodyLimit(for head: HTTPRequestHead) -> Int {
+    let method = head.method
+    guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
+    let path = head.rawPath
+    if path.hasPrefix("/upload/") || path.hasPrefix("/v0/") || head.rawQuery.contains("uploadType=") {
+      return limits.maxUploadBytes
+    }
+    return limits.maxMetadataBytes
+  }
+
+  public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
+    let reason: APIError.Reason = error.status == 413 ? .uploadTooLarge : .badRequest
+    return APIError(error.status, reason, error.message).response(firebase: false)
+  }
+
+  public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    let route: Route
+    do {
+      guard let matched = try Route.match(rawPath: request.head.rawPath) else {
+        return APIError(404, .notFound, "No route for \(request.method) \(request.head.rawPath).")
+          .response(firebase: request.head.rawPath.hasPrefix("/v0/"))
+      }
+      route = matched
+    } catch {
+      return error.response(firebase: request.head.rawPath.hasPrefix("/v0/"))
+    }
+    do {
+      let query = try queryParameters(request.head)
+      var context = RequestContext(
+        request: request, route: route, query: query,
+        json: ResourceJSON(baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
+          fields: RequestOptions.fields(query)))
+      context.method = Self.effectiveMethod(request)
+      return try dispatch(context)
+    } catch {
+      return error.response(firebase: route.surface.isFirebase)
+    }
+  }
+
+  private func queryParameters(_ head: HTTPRequestHead) throws(APIError) -> QueryParameters {
+    do {
+      return try QueryParameters(head.rawQuery)
+    } catch {
+      throw APIError(400, .invalid, error.message)
+    }
+  }
+
+  /// `X-HTTP-Method-Override` on POST/PUT (Java client, Firebase JS).
+  static func effectiveMethod(_ request: HTTPRequest) -> String {
+    if request.method == "POST" || request.method == "PUT",
+      let override = request.headers["x-http-method-override"]?.trimmingASCIIWhitespace().uppercased(),
+      ["PATCH", "PUT", "DELETE", "GET"].contains(override)
+    {
+      return override
+    }
+    return request.method
+  }
+
+  private func dispatch(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let method = context.method
+    switch context.route.resource {
+    case .buckets:
+      switch method {
+      case "GET", "HEAD": return context.ok(context.json.bucketList(store.listBuckets()))
+      case "POST": return try createBucket(context)
+      default: throw Self.notAllowed(method, "GET, HEAD, POST")
+      }
+    case .bucket(let bucket):
+      switch method {
+      case "GET", "HEAD": return context.ok(context.json.bucket(try storage { () throws(StorageError) in try store.bucket(bucket) }))
+      case "DELETE":
+        try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
+        return HTTPResponse(status: 204)
+      default: throw Self.notAllowed(method, "GET, HEAD, DELETE")
+      }
+    case .objects(let bucket):
+      switch (context.route.surface, method) {
+      case (.download, _):
+        throw APIError(404, .notFound, "Downloads need an object name: /download/storage/v1/b/{bucket}/o/{object}.")
+      case (.upload, "POST"), (.firebase, "POST"):
+        return try upload(context, bucket: bucket, pathName: nil)
+      case (.json, "POST") where context.query["uploadType"] != nil,
+        (.bare, "POST") where context.query["uploadType"] != nil:
+        return try upload(context, bucket: bucket, pathName: nil)
+      case (.upload, _):
+        throw Self.notAllowed(method, "POST")
+      case (_, "GET"), (_, "HEAD"):
+        return try list(context, bucket: bucket)
+      case (.firebase, _):
+        throw Self.notAllowed(method, "GET, HEAD, POST")
+      default:
+        throw Self.notAllowed(method, "GET, HEAD")
+      }
+    case .object(let bucket, let name):
+      switch (context.route.surface, method) {
+      case (.upload, _):
+        throw APIError(404, .notFound, "Uploads go to /upload/storage/v1/b/{bucket}/o?uploadType=…&name=….")
+      case (.download, "GET"), (.download, "HEAD"):
+        return try download(context, bucket: bucket, name: name)
+      case (.download, _):
+        throw Self.notAllowed(method, "GET, HEAD")
+      case (_, "GET"), (_, "HEAD"):
+        if context.query["alt"] == "media" { return try download(context, bucket: bucket, name: name) }
+        return try getMetadata(context, bucket: bucket, name: name)
+      case (_, "PATCH"):
+        return try update(context, bucket: bucket, name: name, replace: false)
+      case (.json, "PUT"), (.bare, "PUT"):
+        return try update(context, bucket: bucket, name: name, replace: true)
+      case (.firebase, "POST"):
+        return try upload(context, bucket: bucket, pathName: name)
+      case (_, "DELETE"):
+        try Self.validate(name)
+        let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+        try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
+        return HTTPResponse(status: 204)
+      case (.firebase, _):
+        throw Self.notAllowed(method, "GET, HEAD, PATCH, POST, DELETE")
+      default:
+        throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
+      }
+    }
+  }
+
+  static func notAllowed(_ method: String, _ allow: String) -> APIError {
+    APIError(405, .methodNotAllowed, "Method \(method) is not allowed here; allowed: \(allow).", headers: ["allow": allow])
+  }
+
+  static func validate(_ name: String) throws(APIError) {
+    do {
+      try Naming.validateObjectName(name)
+    } catch {
+      throw APIError(error)
+    }
+  }
+
+  /// Runs a store call, turning its error into the API's.
+  func storage<T>(_ body: () throws(StorageError) -> T) throws(APIError) -> T {
+    do {
+      return try body()
+    } catch {
+      throw APIError(error)
+    }
+  }
+
+  // MARK: Buckets
+
+  private func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let body = try RequestOptions.jsonObject(context.request.body)
+    guard let name = body["name"]?.stringValue ?? context.query["name"] else {
+      throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
+    }
+    let bucket = try storage { () throws(StorageError) in try store.createBucket(name) }
+    return context.ok(context.json.bucket(bucket))
+  }
+
+  // MARK: Objects
+
+  private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    let query = try RequestOptions.listQuery(context.query)
+    let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
+    return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
+  }
+
+  private func getMetadata(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+    try Self.validate(name)
+    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
+    var object = try storage { () throws(StorageError) in
+      try store.metadata(bucket: bucket, name: name, conditions: conditions)
+    }
+    if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
+      object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
+    }
+    return context.object(object)
+  }
+
+  private func update(
+    _ context: RequestContext, bucket: String, name: String, replace: Bool
+  ) throws(APIError) -> HTTPResponse {
+    try Self.validate(name)
+    let body = try RequestOptions.jsonObject(context.request.body)
+    let firebase = context.route.surface.isFirebase
+    let options = MetadataPatch.Options(
+      replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+    let object = try storage { () throws(StorageError) in
+      let patch = try MetadataPatch(json: body, options: options)
+      return try store.update(bucket: bucket, name: name, patch: patch, conditions: conditions)
+    }
+    return context.object(object)
+  }
+}
+
+/// One request on its way through the API.
+struct RequestContext {
+  var request: HTTPRequest
+  var route: Route
+  var query: QueryParameters
+  var json: ResourceJSON
+  var method: String
+
+  init(request: HTTPRequest, route: Route, query: QueryParameters, json: ResourceJSON) {
+    self.request = request
+    self.route = route
+    self.query = query
+    self.json = json
+    self.method = request.method
+  }
+
+  func ok(_ body: [UInt8], headers: HTTPHeaders = [:]) -> HTTPResponse {
+    var headers = headers
+    headers.set("content-type", "application/json; charset=UTF-8")
+    return HTTPResponse(status: 200, headers: headers, body: body)
+  }
+
+  /// An object resource in the surface's flavour, with its ETag.
+  func object(_ object: ObjectMetadata) -> HTTPResponse {
+    let body = route.surface.isFirebase ? json.firebaseObject(object) : json.gcsObject(object)
+    return ok(body, headers: ["etag": object.etag])
+  }
+}

@@ -1,0 +1,135 @@
+import Dispatch
+import EmulatorStorage
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The `storage-emulator` command: serving is the default action.
+public enum CommandLineTool {
+  public static let version = "0.1.0"
+
+  static let usage = """
+    Usage: storage-emulator [serve] [options]
+
+    A local emulator of Cloud Storage: the Firebase Storage /v0 API and the GCS JSON API.
+
+    Options:
+      --host HOST          address to listen on (default 127.0.0.1)
+      --port PORT          port (default 9199; 0 picks a free port)
+      --data-dir DIR       data folder (default ./storage-emulator-data)
+      --in-memory          keep everything in memory; nothing is written to disk
+      --fsync              sync to disk before acknowledging writes
+      --strict-buckets     refuse uploads to buckets that were not created first
+      --bucket NAME        create this bucket at start-up (repeatable)
+      --config FILE        read settings from FILE (see config/storage-emulator.toml);
+                           flags given on the command line override it
+      --version            print the version
+      -h, --help           print this help
+    """
+
+  /// Parses arguments (without the program name) into a configuration.
+  public static func parse(_ arguments: [String]) throws(ConfigurationError) -> EmulatorConfiguration? {
+    var args = arguments[...]
+    if args.first == "serve" { args = args.dropFirst() }
+    // The config file first, so that flags override it whatever their order.
+    var configuration = EmulatorConfiguration()
+    if let index = args.firstIndex(of: "--config") {
+      guard index + 1 < args.endIndex else { throw ConfigurationError("--config needs a file") }
+      let path = args[index + 1]
+      guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw ConfigurationError("cannot read the config file '\(path)'")
+      }
+      try configuration.apply(configFile: text, name: path)
+    }
+    var flagBuckets: [String] = []
+    while let argument = args.first {
+      args = args.dropFirst()
+      func value() throws(ConfigurationError) -> String {
+        guard let next = args.first else { throw ConfigurationError("\(argument) needs a value") }
+        args = args.dropFirst()
+        return next
+      }
+      switch argument {
+      case "-h", "--help": return nil
+      case "--version":
+        say("storage-emulator \(version)")
+        exit(0)
+      case "--config": _ = try value()
+      case "--host": configuration.server.host = try value()
+      case "--port":
+        let text = try value()
+        guard let port = Int(text), (0...65535).contains(port) else {
+          throw ConfigurationError("--port must be 0...65535, got '\(text)'")
+        }
+        configuration.server.port = port
+      case "--data-dir": configuration.dataDirectory = try value()
+      case "--in-memory": configuration.inMemory = true
+      case "--fsync": configuration.fsync = true
+      case "--strict-buckets": configuration.strictBuckets = true
+      case "--bucket": flagBuckets.append(try value())
+      default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
+      }
+    }
+    configuration.buckets += flagBuckets
+    return configuration
+  }
+
+  /// Runs the command; never returns.
+  public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    let configuration: EmulatorConfiguration
+    do {
+      guard let parsed = try parse(arguments) else {
+        say(usage)
+        exit(0)
+      }
+      configuration = parsed
+    } catch {
+      FileHandle.standardError.write(Data("storage-emulator: \(error.message)\n".utf8))
+      exit(2)
+    }
+    let log: @Sendable (String) -> Void = { line in
+      FileHandle.standardError.write(Data("storage-emulator: \(line)\n".utf8))
+    }
+    let emulator: Emulator
+    let port: Int
+    do {
+      emulator = try makeEmulator(configuration, log: log)
+      port = try emulator.start()
+    } catch {
+      log("cannot start: \(error)")
+      exit(1)
+    }
+    let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+    let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
+    let sources = installSignalHandlers(emulator)
+    withExtendedLifetime(sources) { dispatchMain() }
+  }
+
+  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s at most), exit 0.
+  private static func installSignalHandlers(_ emulator: Emulator) -> [any DispatchSourceSignal] {
+    let queue = DispatchQueue(label: "storage-emulator.signals")
+    var sources: [any DispatchSourceSignal] = []
+    for signalNumber in [SIGINT, SIGTERM] {
+      signal(signalNumber, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+      source.setEventHandler {
+        emulator.stop(gracePeriod: 5)
+        say("storage-emulator stopped")
+        exit(0)
+      }
+      source.activate()
+      sources.append(source)
+    }
+    return sources
+  }
+
+  /// One unbuffered line on standard output (scripts wait for the ready line).
+  private static func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+}

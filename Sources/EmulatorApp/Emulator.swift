@@ -1,0 +1,61 @@
+import EmulatorAPI
+import EmulatorHTTP
+import EmulatorStorage
+import Foundation
+
+/// A wired emulator: store, API and HTTP server. Made by `makeEmulator`, used by `main` and by
+/// the tests alike.
+public final class Emulator: Sendable {
+  public let configuration: EmulatorConfiguration
+  public let store: ObjectStore
+  public let api: StorageAPI
+  public let server: HTTPServer
+
+  init(configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer) {
+    self.configuration = configuration
+    self.store = store
+    self.api = api
+    self.server = server
+  }
+
+  /// Starts listening; returns the bound port (useful with port 0).
+  public func start() throws(SocketError) -> Int {
+    let port = try server.start()
+    let host = configuration.server.host
+    let shownHost = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
+    api.setFallbackHost("\(shownHost):\(port)")
+    return port
+  }
+
+  /// Stops accepting and lets in-flight requests finish (up to `gracePeriod` seconds).
+  public func stop(gracePeriod: Double = 5) {
+    server.shutdown(gracePeriod: gracePeriod)
+  }
+}
+
+/// Builds the emulator a configuration describes: opens (and recovers) the data folder or the
+/// in-memory store, creates the configured buckets, and wires the API into an HTTP server.
+public func makeEmulator(
+  _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
+) throws(StorageError) -> Emulator {
+  let backend: any StorageBackend
+  if configuration.inMemory {
+    backend = MemoryBackend()
+  } else {
+    backend = try FileBackend(root: URL(fileURLWithPath: configuration.dataDirectory), fsync: configuration.fsync)
+  }
+  let store = try ObjectStore(
+    backend: backend, options: ObjectStore.Options(strictBuckets: configuration.strictBuckets), log: log)
+  for bucket in configuration.buckets {
+    do {
+      _ = try store.createBucket(bucket)
+    } catch .bucketExists {
+      continue
+    }
+  }
+  let api = StorageAPI(store: store, limits: configuration.api)
+  var serverConfiguration = configuration.server
+  serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
+  let server = HTTPServer(configuration: serverConfiguration, handler: api)
+  return Emulator(configuration: configuration, store: store, api: api, server: server)
+}

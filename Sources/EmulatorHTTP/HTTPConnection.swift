@@ -1,0 +1,255 @@
+import Dispatch
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One accepted socket.
+///
+/// Invariant: every `var` of this class is read and written only on `queue` (the queue its
+/// Dispatch sources deliver on, and every closure that touches it is sent there). That is what
+/// makes the `@unchecked Sendable` sound; the compiler does not check source handlers.
+///
+/// One request is in flight at a time: while a handler runs or a response is still being
+/// written, the read source is suspended, so pipelined requests wait in the kernel buffer or the
+/// decoder and are answered in order (the swift-nio pipelining rule).
+final class HTTPConnection: @unchecked Sendable {
+  let id: Int
+  let fd: Int32
+  let queue: DispatchQueue
+  private let server: HTTPServer
+  private var decoder: HTTPRequestDecoder
+  private var readSource: DispatchSourceRead?
+  private var writeSource: DispatchSourceWrite?
+  private var liveSources = 0
+  private var readSuspended = false
+  private var outbound: [UInt8] = []
+  private var outboundOffset = 0
+  private var inFlight = false
+  private var closeAfterFlush = false
+  private var lingering = false
+  private var closing = false
+  private var closeWhenIdleRequested = false
+  private var lastProgress = DispatchTime.now()
+  private var deadlineArmed = false
+
+  init(id: Int, fd: Int32, server: HTTPServer) {
+    self.id = id
+    self.fd = fd
+    self.server = server
+    self.queue = DispatchQueue(label: "storage-emulator.connection", target: server.connectionTarget)
+    self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
+  }
+
+  func start() {
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    var one: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+    source.setEventHandler { [self] in readable() }
+    source.setCancelHandler { [self] in sourceCancelled() }
+    readSource = source
+    liveSources = 1
+    source.activate()
+    touch()
+  }
+
+  // MARK: Reading
+
+  private func readable() {
+    guard !closing else { return }
+    let count = withUnsafeTemporaryAllocation(byteCount: 65536, alignment: 16) { buffer -> Int in
+      let count = read(fd, buffer.baseAddress, buffer.count)
+      if count > 0 && !lingering {
+        decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+      }
+      return count
+    }
+    if count > 0 {
+      if lingering { return }
+      if decoder.isReadingBody { touch() }
+      process()
+    } else if count == 0 {
+      close()
+    } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+      close()
+    }
+  }
+
+  /// Decodes and starts the next request, if any is complete and none is in flight.
+  private func process() {
+    while !inFlight && !closing && !closeAfterFlush {
+      let event: HTTPDecoderEvent
+      do {
+        event = try decoder.next(bodyLimit: server.handler.bodyLimit(for:))
+      } catch {
+        let response = server.handler.errorResponse(for: error)
+        send(response.encoded(close: true), thenClose: true)
+        return
+      }
+      switch event {
+      case .needMoreData:
+        updateReadInterest()
+        return
+      case .continueExpected:
+        send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), thenClose: false)
+      case .request(let request):
+        dispatch(request)
+      }
+    }
+    updateReadInterest()
+  }
+
+  private func dispatch(_ request: HTTPRequest) {
+    inFlight = true
+    updateReadInterest()
+    let handler = server.handler
+    server.lane().async { [self] in
+      let response = handler.handle(request)
+      queue.async { [self] in complete(request.head, response) }
+    }
+  }
+
+  private func complete(_ head: HTTPRequestHead, _ response: HTTPResponse) {
+    inFlight = false
+    guard !closing else { return }
+    touch()
+    let close = !head.keepAlive || closeWhenIdleRequested
+    send(response.encoded(includeBody: head.method != "HEAD", close: close), thenClose: close)
+    if !closing && !closeAfterFlush { process() }
+  }
+
+  // MARK: Writing
+
+  private func send(_ bytes: [UInt8], thenClose: Bool) {
+    if outbound.isEmpty {
+      outbound = bytes
+      outboundOffset = 0
+    } else {
+      outbound.append(contentsOf: bytes)
+    }
+    if thenClose { closeAfterFlush = true }
+    flush()
+  }
+
+  private func flush() {
+    while outboundOffset < outbound.count {
+      let written = outbound.withUnsafeBytes { bytes in
+        write(fd, bytes.baseAddress! + outboundOffset, bytes.count - outboundOffset)
+      }
+      if written > 0 {
+        outboundOffset += written
+        if writeSource != nil { touch() }
+        continue
+      }
+      if written < 0 && errno == EINTR { continue }
+      if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+        armWriteSource()
+        updateReadInterest()
+        return
+      }
+      close()
+      return
+    }
+    outbound = []
+    outboundOffset = 0
+    if let source = writeSource {
+      writeSource = nil
+      source.cancel()
+    }
+    if closeAfterFlush {
+      beginLingeringClose()
+      return
+    }
+    updateReadInterest()
+  }
+
+  private func armWriteSource() {
+    guard writeSource == nil, !closing else { return }
+    let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+    source.setEventHandler { [self] in flush() }
+    source.setCancelHandler { [self] in sourceCancelled() }
+    writeSource = source
+    liveSources += 1
+    source.activate()
+  }
+
+  /// After a final response: stop sending, then read and discard what the peer still sends for a
+  /// short while, so the kernel does not answer unread data with a reset that destroys the response.
+  private func beginLingeringClose() {
+    guard !lingering else { return }
+    lingering = true
+    shutdown(fd, Int32(SHUT_WR))
+    updateReadInterest()
+    queue.asyncAfter(deadline: .now() + 2) { [self] in close() }
+  }
+
+  private func updateReadInterest() {
+    guard !closing, let readSource else { return }
+    let wanted = lingering || (!inFlight && !closeAfterFlush && writeSource == nil)
+    if wanted && readSuspended {
+      readSuspended = false
+      readSource.resume()
+    } else if !wanted && !readSuspended {
+      readSuspended = true
+      readSource.suspend()
+    }
+  }
+
+  // MARK: Deadlines and closing
+
+  /// Records progress (a connection, a response, body bytes, written bytes) for the idle deadline.
+  private func touch() {
+    lastProgress = .now()
+    guard !deadlineArmed else { return }
+    schedule(after: server.configuration.idleTimeoutSeconds)
+  }
+
+  private func schedule(after seconds: Double) {
+    deadlineArmed = true
+    queue.asyncAfter(deadline: .now() + seconds) { [self] in deadlineReached() }
+  }
+
+  private func deadlineReached() {
+    deadlineArmed = false
+    guard !closing, !inFlight else { return }
+    let timeout = server.configuration.idleTimeoutSeconds
+    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - lastProgress.uptimeNanoseconds) / 1e9
+    if elapsed >= timeout {
+      close()
+    } else {
+      schedule(after: timeout - elapsed)
+    }
+  }
+
+  /// Closes now if nothing is in flight or being written; otherwise after the current response.
+  func closeWhenIdle() {
+    closeWhenIdleRequested = true
+    if !inFlight && outbound.isEmpty && !decoder.isReadingBody { close() }
+  }
+
+  func close() {
+    guard !closing else { return }
+    closing = true
+    if let readSource {
+      readSource.cancel()
+      if readSuspended {
+        readSuspended = false
+        readSource.resume()
+      }
+    }
+    writeSource?.cancel()
+    writeSource = nil
+  }
+
+  private func sourceCancelled() {
+    liveSources -= 1
+    guard liveSources == 0 else { return }
+    readSource = nil
+    _ = Glibc.close(fd)
+    server.connectionDidClose(id)
+  }
+}

@@ -1,0 +1,74 @@
+/// An ordered list of header fields. Names are stored lower-cased (ASCII), values as sent, with
+/// surrounding whitespace removed. Lookups are case-insensitive by construction.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+  public private(set) var fields: [(name: String, value: String)] = []
+
+  public init() {}
+
+  public init(dictionaryLiteral elements: (String, String)...) {
+    for (name, value) in elements { add(name, value) }
+  }
+
+  public var count: Int { fields.count }
+
+  public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+    fields.makeIterator()
+  }
+
+  /// Appends a field; the name is lower-cased.
+  public mutating func add(_ name: String, _ value: String) {
+    fields.append((name.lowercased(), value))
+  }
+
+  /// Replaces every field of that name by one field.
+  public mutating func set(_ name: String, _ value: String) {
+    let lower = name.lowercased()
+    fields.removeAll { $0.name == lower }
+    fields.append((lower, value))
+  }
+
+  public mutating func remove(_ name: String) {
+    let lower = name.lowercased()
+    fields.removeAll { $0.name == lower }
+  }
+
+  /// The first value of the field, if present.
+  public subscript(_ name: String) -> String? {
+    let lower = name.lowercased()
+    return fields.first { $0.name == lower }?.value
+  }
+
+  /// Every value of the field, in order.
+  public func values(_ name: String) -> [String] {
+    let lower = name.lowercased()
+    return fields.filter { $0.name == lower }.map(\.value)
+  }
+
+  /// Whether a comma-separated field (such as `Connection`) holds `token`, case-insensitively.
+  public func containsToken(_ name: String, _ token: String) -> Bool {
+    let wanted = token.lowercased()
+    for value in values(name) {
+      for part in value.split(separator: ",")
+      where part.trimmingASCIIWhitespace().lowercased() == wanted {
+        return true
+      }
+    }
+    return false
+  }
+}
+
+extension Substring {
+  func trimmingASCIIWhitespace() -> Substring {
+    var slice = self
+    while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
+    while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
+    return slice
+  }
+}
+
+extension String {
+  /// The string without leading and trailing spaces and tabs.
+  public func trimmingASCIIWhitespace() -> String {
+    String(self[...].trimmingASCIIWhitespace())
+  }
+}

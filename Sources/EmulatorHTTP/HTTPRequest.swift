@@ -1,0 +1,57 @@
+/// The HTTP version of a request; only HTTP/1.0 and HTTP/1.1 are served.
+public enum HTTPVersion: Sendable, Equatable {
+  case http1_0
+  case http1_1
+}
+
+/// The parsed request line and header block.
+public struct HTTPRequestHead: Sendable {
+  /// The method token exactly as sent (methods are case-sensitive, RFC 9110 §9.1).
+  public var method: String
+  /// The request target as sent, still percent-encoded (origin-form; absolute-form is reduced to
+  /// its path and query).
+  public var target: String
+  public var version: HTTPVersion
+  public var headers: HTTPHeaders
+
+  public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = [:]) {
+    self.method = method
+    self.target = target
+    self.version = version
+    self.headers = headers
+  }
+
+  /// The raw path: the target up to `?`, not decoded.
+  public var rawPath: Substring {
+    if let mark = target.firstIndex(of: "?") { return target[..<mark] }
+    return target[...]
+  }
+
+  /// The raw query: the target after the first `?`, not decoded; empty when there is none.
+  public var rawQuery: Substring {
+    if let mark = target.firstIndex(of: "?") { return target[target.index(after: mark)...] }
+    return ""
+  }
+
+  /// Whether the connection may be reused after this request (RFC 9112 §9.3).
+  public var keepAlive: Bool {
+    switch version {
+    case .http1_1: return !headers.containsToken("connection", "close")
+    case .http1_0: return headers.containsToken("connection", "keep-alive")
+    }
+  }
+}
+
+/// A complete request: head and the whole (de-chunked) body.
+public struct HTTPRequest: Sendable {
+  public var head: HTTPRequestHead
+  public var body: [UInt8]
+
+  public init(head: HTTPRequestHead, body: [UInt8] = []) {
+    self.head = head
+    self.body = body
+  }
+
+  public var method: String { head.method }
+  public var headers: HTTPHeaders { head.headers }
+}

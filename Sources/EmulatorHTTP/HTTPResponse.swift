@@ -1,0 +1,77 @@
+/// A response produced by a handler. `Content-Length` and `Connection` are added by the server.
+public struct HTTPResponse: Sendable {
+  public var status: Int
+  public var headers: HTTPHeaders
+  public var body: [UInt8]
+
+  public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
+
+  /// Serialises the response for the wire in one buffer.
+  /// - Parameters:
+  ///   - includeBody: false for `HEAD`, which keeps the `Content-Length` of the body it omits.
+  ///   - close: adds `Connection: close`.
+  public func encoded(includeBody: Bool = true, close: Bool = false) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(160 + headers.count * 40 + (includeBody ? body.count : 0))
+    out.append(contentsOf: "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n".utf8)
+    var hasLength = false
+    for field in headers {
+      if field.name == "content-length" { hasLength = true }
+      if field.name == "connection" { continue }
+      out.append(contentsOf: field.name.utf8)
+      out.append(contentsOf: ": ".utf8)
+      // Values come from stored metadata: a CR or LF must never split the response.
+      for byte in field.value.utf8 { out.append(byte < 32 && byte != 9 || byte == 127 ? 32 : byte) }
+      out.append(contentsOf: "\r\n".utf8)
+    }
+    let bodyless = status < 200 || status == 204 || status == 304
+    if !hasLength && !bodyless {
+      out.append(contentsOf: "content-length: \(body.count)\r\n".utf8)
+    }
+    if close { out.append(contentsOf: "connection: close\r\n".utf8) }
+    out.append(contentsOf: "\r\n".utf8)
+    if includeBody && !bodyless { out.append(contentsOf: body) }
+    return out
+  }
+}
+
+/// Reason phrases for the status codes this server sends.
+public enum HTTPStatus {
+  public static func reason(_ status: Int) -> String {
+    switch status {
+    case 100: "Continue"
+    case 200: "OK"
+    case 201: "Created"
+    case 204: "No Content"
+    case 206: "Partial Content"
+    case 304: "Not Modified"
+    case 308: "Permanent Redirect"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 408: "Request Timeout"
+    case 409: "Conflict"
+    case 411: "Length Required"
+    case 412: "Precondition Failed"
+    case 413: "Content Too Large"
+    case 414: "URI Too Long"
+    case 415: "Unsupported Media Type"
+    case 416: "Range Not Satisfiable"
+    case 417: "Expectation Failed"
+    case 429: "Too Many Requests"
+    case 431: "Request Header Fields Too Large"
+    case 500: "Internal Server Error"
+    case 501: "Not Implemented"
+    case 503: "Service Unavailable"
+    case 505: "HTTP Version Not Supported"
+    case 507: "Insufficient Storage"
+    default: "Status \(status)"
+    }
+  }
+}

@@ -1,0 +1,192 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An HTTP/1.1 server over non-blocking POSIX sockets and Dispatch sources.
+///
+/// Design (measured in shared/docs/DISPATCH.md): one read source per connection, delivering on the
+/// connection's own serial queue; all those queues target one shared non-overcommit queue, so idle
+/// connections cost no thread. Handlers run on a fixed set of serial "blocking lanes", since they
+/// do file I/O, and their responses hop back to the connection queue.
+public final class HTTPServer: @unchecked Sendable {
+  // Invariant: `listener`, `listenerSuspended` and `connections` are touched only under `lock`.
+  public let configuration: HTTPServerConfiguration
+  let handler: any HTTPHandler
+  let connectionTarget = DispatchQueue.global()
+  private let acceptQueue = DispatchQueue(label: "storage-emulator.accept", target: .global())
+  private let lanes: [DispatchQueue]
+  private let nextLane = Atomic<Int>(0)
+  private let nextConnectionID = Atomic<Int>(0)
+  private let lock = Mutex<Void>(())
+  private var listener: DispatchSourceRead?
+  private var listenerFD: Int32 = -1
+  private var listenerSuspended = false
+  private var connections: [Int: HTTPConnection] = [:]
+  private var connectionCap = 0
+  private var stopping = false
+
+  public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) {
+    self.configuration = configuration
+    self.handler = handler
+    self.lanes = (0..<max(1, configuration.blockingLanes)).map {
+      DispatchQueue(label: "storage-emulator.lane\($0)")
+    }
+  }
+
+  /// The number of open connections.
+  public var connectionCount: Int { lock.withLock { _ in connections.count } }
+
+  /// Binds, listens and starts accepting. Returns the bound port.
+  public func start() throws(SocketError) -> Int {
+    signal(SIGPIPE, SIG_IGN)
+    connectionCap = min(configuration.maxConnections, Self.raiseFileLimit() - 64)
+    let fd = try Self.bindListener(host: configuration.host, port: configuration.port)
+    var address = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let port = withUnsafeMutablePointer(to: &address) { pointer -> Int in
+      _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+      if pointer.pointee.ss_family == sa_family_t(AF_INET6) {
+        return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+          Int(UInt16(bigEndian: $0.pointee.sin6_port))
+        }
+      }
+      return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        Int(UInt16(bigEndian: $0.pointee.sin_port))
+      }
+    }
+    let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
+    source.setEventHandler { [self] in acceptPending() }
+    source.setCancelHandler { _ = close(fd) }
+    lock.withLock { _ in
+      listener = source
+      listenerFD = fd
+    }
+    source.activate()
+    return port
+  }
+
+  /// Stops accepting, lets in-flight requests finish for up to `gracePeriod` seconds, then closes
+  /// every connection. Blocks the caller until done.
+  public func shutdown(gracePeriod: Double = 5) {
+    let open: [HTTPConnection] = lock.withLock { _ in
+      stopping = true
+      if let listener {
+        listener.cancel()
+        if listenerSuspended { listener.resume() }
+      }
+      listener = nil
+      return Array(connections.values)
+    }
+    for connection in open { connection.queue.async { connection.closeWhenIdle() } }
+    let deadline = DispatchTime.now() + gracePeriod
+    while connectionCount > 0 && DispatchTime.now() < deadline { usleep(10_000) }
+    let remaining: [HTTPConnection] = lock.withLock { _ in Array(connections.values) }
+    for connection in remaining { connection.queue.async { connection.close() } }
+    let hardDeadline = DispatchTime.now() + 1
+    while connectionCount > 0 && DispatchTime.now() < hardDeadline { usleep(10_000) }
+  }
+
+  func lane() -> DispatchQueue {
+    lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+  }
+
+  private func acceptPending() {
+    for _ in 0..<256 {
+      let fd = lock.withLock { _ in listenerFD }
+      let client = accept(fd, nil, nil)
+      if client < 0 {
+        let code = errno
+        if code == EINTR || code == ECONNABORTED { continue }
+        if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
+          // Out of descriptors: pause accepting briefly instead of spinning on a readable listener.
+          pauseAccepting(resumeAfter: 0.1)
+        }
+        return
+      }
+      let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
+      let connection = HTTPConnection(id: id, fd: client, server: self)
+      let atCap: Bool = lock.withLock { _ in
+        connections[id] = connection
+        return connections.count >= connectionCap
+      }
+      connection.queue.async { connection.start() }
+      if atCap {
+        pauseAccepting(resumeAfter: nil)
+        return
+      }
+    }
+  }
+
+  private func pauseAccepting(resumeAfter delay: Double?) {
+    lock.withLock { _ in
+      guard let listener, !listenerSuspended else { return }
+      listener.suspend()
+      listenerSuspended = true
+    }
+    if let delay {
+      acceptQueue.asyncAfter(deadline: .now() + delay) { [self] in resumeAccepting() }
+    }
+  }
+
+  private func resumeAccepting() {
+    lock.withLock { _ in
+      guard let listener, listenerSuspended, !stopping, connections.count < connectionCap else { return }
+      listener.resume()
+      listenerSuspended = false
+    }
+  }
+
+  func connectionDidClose(_ id: Int) {
+    lock.withLock { _ in _ = connections.removeValue(forKey: id) }
+    resumeAccepting()
+  }
+
+  // MARK: Socket set-up
+
+  /// Raises the soft descriptor limit to the hard one and returns the result.
+  private static func raiseFileLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+    if limit.rlim_cur < limit.rlim_max {
+      limit.rlim_cur = limit.rlim_max
+      _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+      _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return Int(clamping: limit.rlim_cur)
+  }
+
+  private static func bindListener(host: String, port: Int) throws(SocketError) -> Int32 {
+    var hints = addrinfo()
+    hints.ai_family = AF_UNSPEC
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+    var result: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(host, String(port), &hints, &result)
+    guard status == 0, let info = result else {
+      throw SocketError("getaddrinfo(\(host))", code: status == EAI_SYSTEM ? errno : EADDRNOTAVAIL)
+    }
+    defer { freeaddrinfo(info) }
+    let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw SocketError("socket") }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+      let error = SocketError("bind(\(host):\(port))")
+      close(fd)
+      throw error
+    }
+    guard listen(fd, SOMAXCONN) == 0 else {
+      let error = SocketError("listen")
+      close(fd)
+      throw error
+    }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    return fd
+  }
+}

@@ -1,0 +1,288 @@
+import Crypto
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Keeps objects in a data folder. Layout (format 1, described in the README):
+///
+///     FORMAT                                       "storage-emulator data format 1"
+///     tmp/                                         staging; emptied at start-up
+///     buckets/<bucket>/bucket.json                 the bucket record
+///     buckets/<bucket>/objects/<hh>/<sha>.json     an object's metadata record
+///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   its bytes
+///
+/// `<sha>` is the hex SHA-256 of the object name's UTF-8 bytes and `<hh>` its first two digits,
+/// so no name, whatever its slashes or dots, can reach outside the folder, and names that differ
+/// only in Unicode normalisation stay distinct.
+///
+/// Commit protocol: bytes are written to `tmp/` and renamed to their final `.data` name; then the
+/// metadata record is written to `tmp/` and renamed over `<sha>.json`. That rename is the commit
+/// point: before it the old record (and its data file) is live, after it the new one. The old
+/// generation's data file is removed afterwards. At start-up any `.data` file that its record does
+/// not name, and everything in `tmp/`, is a leftover of an interrupted write and is removed.
+/// With `fsync`, files are synced before their rename and folders after it.
+public final class FileBackend: StorageBackend {
+  public static let formatLine = "storage-emulator data format 1\n"
+
+  public let root: URL
+  public let fsync: Bool
+  private let counter = Atomic<Int>(0)
+  private let process = getpid()
+
+  public init(root: URL, fsync: Bool = false) throws(StorageError) {
+    self.root = root.standardizedFileURL
+    self.fsync = fsync
+    try prepareRoot()
+  }
+
+  private var tmp: URL { root.appendingPathComponent("tmp", isDirectory: true) }
+  private var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
+
+  private func prepareRoot() throws(StorageError) {
+    let fm = FileManager.default
+    do {
+      try fm.createDirectory(at: root, withIntermediateDirectories: true)
+      try fm.createDirectory(at: bucketsDir, withIntermediateDirectories: true)
+      try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
+    } catch {
+      throw StorageError.io("cannot create the data folder: \(error.localizedDescription)")
+    }
+    let formatFile = root.appendingPathComponent("FORMAT")
+    if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
+      guard existing == Self.formatLine else {
+        throw StorageError.io(
+          "the data folder holds format '\(existing.trimmingCharacters(in: .whitespacesAndNewlines))', this version reads '\(Self.formatLine.trimmingCharacters(in: .whitespacesAndNewlines))'"
+        )
+      }
+    } else {
+      try writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path)
+    }
+  }
+
+  // MARK: Paths
+
+  private func bucketDir(_ bucket: String) -> String { bucketsDir.path + "/" + bucket }
+
+  private func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
+    let digest = SHA256.hash(data: Array(object.name.utf8))
+    let hex = digest.map { String(format: "%02x", $0) }.joined()
+    return (bucketDir(object.bucket) + "/objects/" + hex.prefix(2), hex)
+  }
+
+  private func recordPath(_ object: ObjectMetadata) -> String {
+    let base = objectBase(object)
+    return base.dir + "/" + base.stem + ".json"
+  }
+
+  private func dataPath(_ object: ObjectMetadata) -> String {
+    let base = objectBase(object)
+    return base.dir + "/" + base.stem + "." + String(object.generation) + ".data"
+  }
+
+  private func tempPath(_ suffix: String) -> String {
+    let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+    return tmp.path + "/\(process)-\(n)-\(UInt32.random(in: 0...UInt32.max)).\(suffix)"
+  }
+
+  // MARK: StorageBackend
+
+  public func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState {
+    let fm = FileManager.default
+    var state = LoadedState()
+    for leftover in (try? fm.contentsOfDirectory(atPath: tmp.path)) ?? [] {
+      try? fm.removeItem(atPath: tmp.path + "/" + leftover)
+      log("recovery: removed the unfinished write tmp/\(leftover)")
+    }
+    let buckets = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
+    for bucket in buckets.sorted() {
+      let dir = bucketDir(bucket)
+      guard let bytes = fm.contents(atPath: dir + "/bucket.json").map(Array.init),
+        let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
+        let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
+      else {
+        log("recovery: skipped buckets/\(bucket): its bucket.json is missing or damaged")
+        continue
+      }
+      state.buckets.append(BucketInfo(name: name, timeCreated: created))
+      let objectsDir = dir + "/objects"
+      for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
+        let shardDir = objectsDir + "/" + shard
+        let files = (try? fm.contentsOfDirectory(atPath: shardDir)) ?? []
+        var live = Set<String>()
+        for file in files where file.hasSuffix(".json") {
+          let path = shardDir + "/" + file
+          do {
+            guard let bytes = fm.contents(atPath: path) else { throw StorageError.io("unreadable") }
+            let object = try ObjectMetadata(record: Array(bytes))
+            guard object.bucket == name, recordPath(object) == path else {
+              throw StorageError.io("the record names another object")
+            }
+            guard fm.fileExists(atPath: dataPath(object)) else { throw StorageError.io("its data file is missing") }
+            live.insert((dataPath(object) as NSString).lastPathComponent)
+            state.objects.append(object)
+          } catch {
+            log("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")
+            live.insert(String(file.dropLast(5)))  // keep its data for inspection
+          }
+        }
+        for file in files where file.hasSuffix(".data") && !live.contains(file) {
+          let stem = String(file.prefix { $0 != "." })
+          if live.contains(stem) { continue }
+          try? fm.removeItem(atPath: shardDir + "/" + file)
+          log("recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
+        }
+      }
+    }
+    return state
+  }
+
+  public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {
+    let dir = bucketDir(bucket.name)
+    try makeDirectory(dir)
+    try makeDirectory(dir + "/objects")
+    var json = JSONWriter()
+    json.beginObject()
+    json.string("name", bucket.name)
+    json.string("timeCreated", String(bucket.timeCreated))
+    json.endObject()
+    try writeAtomically(json.bytes, to: dir + "/bucket.json")
+  }
+
+  public func removeBucket(_ name: String) throws(StorageError) {
+    let dir = bucketDir(name)
+    // Remove the record first: a bucket folder without one is skipped at start-up.
+    if unlink(dir + "/bucket.json") != 0 && errno != ENOENT { throw Self.error("remove the bucket", errno) }
+    do {
+      try FileManager.default.removeItem(atPath: dir)
+    } catch {
+      throw StorageError.io("cannot remove the bucket folder: \(error.localizedDescription)")
+    }
+    syncDirectory(bucketsDir.path)
+  }
+
+  public func stage(_ bytes: [UInt8]) throws(StorageError) -> StagedData {
+    let path = tempPath("upload")
+    try writeFile(bytes, to: path)
+    return StagedData(id: path, size: Int64(bytes.count))
+  }
+
+  public func discard(_ staged: StagedData) {
+    unlink(staged.id)
+  }
+
+  public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
+    let base = objectBase(object)
+    try makeDirectory(base.dir)
+    if let data {
+      let target = dataPath(object)
+      guard rename(data.id, target) == 0 else { throw Self.error("store the object data", errno) }
+      do {
+        try writeAtomically(object.recordJSON(), to: recordPath(object))
+      } catch {
+        unlink(target)
+        throw error
+      }
+      if let previous, previous.generation != object.generation { unlink(dataPath(previous)) }
+    } else {
+      try writeAtomically(object.recordJSON(), to: recordPath(object))
+    }
+  }
+
+  public func remove(_ object: ObjectMetadata) throws(StorageError) {
+    let record = recordPath(object)
+    guard unlink(record) == 0 || errno == ENOENT else { throw Self.error("delete the object", errno) }
+    syncDirectory((record as NSString).deletingLastPathComponent)
+    unlink(dataPath(object))
+  }
+
+  public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
+    let fd = open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
+      throw Self.error("read the object data", errno)
+    }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: Int(object.size))
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { throw StorageError.io("the object's data file is shorter than its recorded size") }
+      offset += count
+    }
+    return bytes
+  }
+
+  // MARK: Files
+
+  private func makeDirectory(_ path: String) throws(StorageError) {
+    if mkdir(path, 0o755) != 0 && errno != EEXIST {
+      if errno == ENOENT {
+        try makeDirectory((path as NSString).deletingLastPathComponent)
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+      }
+      throw Self.error("create a folder", errno)
+    }
+  }
+
+  /// Writes to a temporary file and renames it over `path`: readers see the old or the new file.
+  private func writeAtomically(_ bytes: [UInt8], to path: String) throws(StorageError) {
+    let temp = tempPath("record")
+    try writeFile(bytes, to: temp)
+    guard rename(temp, path) == 0 else {
+      let code = errno
+      unlink(temp)
+      throw Self.error("commit the record", code)
+    }
+    syncDirectory((path as NSString).deletingLastPathComponent)
+  }
+
+  private func writeFile(_ bytes: [UInt8], to path: String) throws(StorageError) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw Self.error("create a file", errno) }
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else {
+        let code = errno
+        close(fd)
+        unlink(path)
+        throw Self.error("write", code)
+      }
+      offset += count
+    }
+    if fsync && Glibc.fsync(fd) != 0 {
+      let code = errno
+      close(fd)
+      unlink(path)
+      throw Self.error("sync", code)
+    }
+    guard close(fd) == 0 else {
+      let code = errno
+      unlink(path)
+      throw Self.error("write", code)
+    }
+  }
+
+  private func syncDirectory(_ path: String) {
+    guard fsync else { return }
+    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    _ = Glibc.fsync(fd)
+    close(fd)
+  }
+
+  static func error(_ action: String, _ code: Int32) -> StorageError {
+    let reason = String(cString: strerror(code))
+    if code == ENOSPC || code == EDQUOT {
+      return .insufficientStorage("Could not \(action): \(reason). Nothing was changed.")
+    }
+    return .io("Could not \(action): \(reason) (errno \(code)). Nothing was changed.")
+  }
+}

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// Keeps everything in memory: for throwaway test runs (`--in-memory`) and fast unit tests.
+public final class MemoryBackend: StorageBackend {
+  private struct DataKey: Hashable {
+    var bucket: String
+    var name: ObjectKey
+    var generation: Int64
+  }
+
+  private struct State {
+    var data: [DataKey: [UInt8]] = [:]
+    var staged: [String: [UInt8]] = [:]
+    var nextStage = 0
+  }
+
+  private let state = Mutex(State())
+
+  public init() {}
+
+  public func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { LoadedState() }
+  public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {}
+  public func removeBucket(_ name: String) throws(StorageError) {}
+
+  public func stage(_ bytes: [UInt8]) throws(StorageError) -> StagedData {
+    state.withLock { state in
+      state.nextStage += 1
+      let id = String(state.nextStage)
+      state.staged[id] = bytes
+      return StagedData(id: id, size: Int64(bytes.count))
+    }
+  }
+
+  public func discard(_ staged: StagedData) {
+    state.withLock { _ = $0.staged.removeValue(forKey: staged.id) }
+  }
+
+  public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
+    guard let data else { return }
+    state.withLock { state in
+      let bytes = state.staged.removeValue(forKey: data.id) ?? []
+      state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)] = bytes
+      if let previous {
+        state.data[DataKey(bucket: previous.bucket, name: ObjectKey(previous.name), generation: previous.generation)] =
+          nil
+      }
+    }
+  }
+
+  public func remove(_ object: ObjectMetadata) throws(StorageError) {
+    state.withLock { state in
+      state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)] = nil
+    }
+  }
+
+  public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
+    let bytes = state.withLock { state in
+      state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)]
+    }
+    guard let bytes else { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
+    return bytes
+  }
+}

@@ -1,0 +1,456 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// The storage service: buckets, objects, update and precondition rules, over a backend.
+///
+/// Concurrency: the index (buckets, sorted names, metadata) sits behind one `Mutex`, held only
+/// for in-memory work. Writes to one object are serialised by a striped lock held across
+/// "check preconditions → write to the backend → publish in the index", so racing writers of the
+/// same object take turns and a precondition is checked atomically with its write. Readers see
+/// the last published (committed) version.
+public final class ObjectStore: Sendable {
+  public struct Options: Sendable {
+    /// Without it a first upload to a missing bucket creates the bucket.
+    public var strictBuckets = false
+
+    public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
+  }
+
+  private struct BucketIndex {
+    var info: BucketInfo
+    var keys: [ObjectKey] = []
+    var objects: [ObjectKey: ObjectMetadata] = [:]
+
+    mutating func put(_ object: ObjectMetadata) {
+      let key = ObjectKey(object.name)
+      if objects.updateValue(object, forKey: key) == nil {
+        keys.insert(key, at: Self.lowerBound(keys, key))
+      }
+    }
+
+    mutating func remove(_ name: String) {
+      let key = ObjectKey(name)
+      guard objects.removeValue(forKey: key) != nil else { return }
+      let index = Self.lowerBound(keys, key)
+      if index < keys.count && keys[index] == key { keys.remove(at: index) }
+    }
+
+    static func lowerBound(_ keys: [ObjectKey], _ key: ObjectKey) -> Int {
+      var low = 0
+      var high = keys.count
+      while low < high {
+        let mid = (low + high) / 2
+        if keys[mid] < key { low = mid + 1 } else { high = mid }
+      }
+      return low
+    }
+  }
+
+  public let options: Options
+  private let backend: any StorageBackend
+  private let index = Mutex<[String: BucketIndex]>([:])
+  private let stripes: [NSLock] = (0..<256).map { _ in NSLock() }
+  private let lastGeneration = Atomic<Int64>(0)
+
+  /// Opens the store, loading what the backend holds (and letting it clean up interrupted writes).
+  public init(backend: any StorageBackend, options: Options = Options(), log: @Sendable (String) -> Void = { _ in })
+    throws(StorageError)
+  {
+    self.backend = backend
+    self.options = options
+    let loaded = try backend.load(log: log)
+    var buckets: [String: BucketIndex] = [:]
+    for bucket in loaded.buckets { buckets[bucket.name] = BucketIndex(info: bucket) }
+    var highest: Int64 = 0
+    for object in loaded.objects {
+      guard buckets[object.bucket] != nil else { continue }
+      let key = ObjectKey(object.name)
+      buckets[object.bucket]!.objects[key] = object
+      buckets[object.bucket]!.keys.append(key)
+      highest = max(highest, object.generation)
+    }
+    for name in buckets.keys { buckets[name]!.keys.sort() }
+    index.withLock { $0 = buckets }
+    lastGeneration.store(highest, ordering: .relaxed)
+  }
+
+  // MARK: Buckets
+
+  public func createBucket(_ name: String) throws(StorageError) -> BucketInfo {
+    try Naming.validateBucketName(name)
+    let info = BucketInfo(name: name, timeCreated: Timestamp.nowMilliseconds())
+    let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
+      if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
+      do throws(StorageError) {
+        try backend.saveBucket(info)
+      } catch {
+        return .failure(error)
+      }
+      buckets[name] = BucketIndex(info: info)
+      return .success(info)
+    }
+    return try result.get()
+  }
+
+  public func bucket(_ name: String) throws(StorageError) -> BucketInfo {
+    guard let info = index.withLock({ $0[name]?.info }) else { throw StorageError.bucketNotFound(bucket: name) }
+    return info
+  }
+
+  public func listBuckets() -> [BucketInfo] {
+    index.withLock { $0.values.map(\.info) }.sorted { $0.name < $1.name }
+  }
+
+  /// Deletes an empty bucket.
+  public func deleteBucket(_ name: String) throws(StorageError) {
+    let result: Result<Void, StorageError> = index.withLock { buckets in
+      guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
+      guard bucket.objects.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      do throws(StorageError) {
+        try backend.removeBucket(name)
+      } catch {
+        return .failure(error)
+      }
+      buckets[name] = nil
+      return .success(())
+    }
+    try result.get()
+  }
+
+  private func ensureBucket(_ name: String) throws(StorageError) {
+    if index.withLock({ $0[name] != nil }) { return }
+    if options.strictBuckets { throw StorageError.bucketNotFound(bucket: name) }
+    do {
+      _ = try createBucket(name)
+    } catch .bucketExists {
+      return
+    }
+  }
+
+  // MARK: Reading
+
+  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+    let found: ObjectMetadata?? = index.withLock { buckets in
+      guard let index = buckets[bucket] else { return nil }
+      return .some(index.objects[ObjectKey(name)])
+    }
+    guard let found else { throw StorageError.bucketNotFound(bucket: bucket) }
+    return found
+  }
+
+  /// The live object's metadata, after the read preconditions.
+  public func metadata(
+    bucket: String, name: String, conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    guard let object = try lookup(bucket, name) else {
+      throw StorageError.objectNotFound(bucket: bucket, name: name)
+    }
+    try conditions.checkRead(object)
+    return object
+  }
+
+  /// The live object's metadata and bytes, consistent with each other.
+  public func read(
+    bucket: String, name: String, conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> (ObjectMetadata, [UInt8]) {
+    let lock = stripe(bucket, name)
+    lock.lock()
+    defer { lock.unlock() }
+    let object = try metadata(bucket: bucket, name: name, conditions: conditions)
+    return (object, try backend.read(object))
+  }
+
+  // MARK: Writing
+
+  /// What an upload carries besides its bytes.
+  public struct Upload: Sendable {
+    public var patch: MetadataPatch
+    /// Hashes the client sent, to verify against the bytes.
+    public var expectedMD5: [UInt8]?
+    public var expectedCRC32C: UInt32?
+    /// Adds a fresh download token (Firebase uploads).
+    public var createDownloadToken = false
+
+    public init(
+      patch: MetadataPatch = MetadataPatch(), expectedMD5: [UInt8]? = nil, expectedCRC32C: UInt32? = nil,
+      createDownloadToken: Bool = false
+    ) {
+      self.patch = patch
+      self.expectedMD5 = expectedMD5
+      self.expectedCRC32C = expectedCRC32C
+      self.createDownloadToken = createDownloadToken
+    }
+  }
+
+  /// Stores a new generation of the object. An absent or empty content type becomes
+  /// `application/octet-stream`.
+  public func insert(
+    bucket: String, name: String, data: [UInt8], upload: Upload = Upload(),
+    conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    try Naming.validateObjectName(name)
+    try Naming.validateBucketName(bucket)
+    let md5 = Array(Insecure.MD5.hash(data: data))
+    let crc = CRC32C.checksum(data)
+    if let expected = upload.expectedMD5, expected != md5 {
+      throw StorageError.checksumMismatch(
+        "Provided MD5 hash \"\(Data(expected).base64EncodedString())\" doesn't match calculated MD5 hash \"\(Data(md5).base64EncodedString())\".")
+    }
+    if let expected = upload.expectedCRC32C, expected != crc {
+      throw StorageError.checksumMismatch("Provided CRC32C \"\(expected)\" doesn't match calculated CRC32C \"\(crc)\".")
+    }
+    try ensureBucket(bucket)
+    let staged = try backend.stage(data)
+    let lock = stripe(bucket, name)
+    lock.lock()
+    defer { lock.unlock() }
+    do {
+      let previous = try lookup(bucket, name)
+      try conditions.checkWrite(previous, bucket: bucket, name: name)
+      var object = ObjectMetadata(
+        bucket: bucket, name: name, generation: nextGeneration(), size: Int64(data.count), md5: md5, crc32c: crc,
+        now: Timestamp.nowMilliseconds())
+      upload.patch.apply(to: &object)
+      if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
+      if upload.createDownloadToken && object.downloadTokens.isEmpty {
+        object.downloadTokens = [UUID().uuidString.lowercased()]
+      }
+      try backend.commit(object, data: staged, previous: previous)
+      try publish(object)
+      return object
+    } catch {
+      backend.discard(staged)
+      throw error
+    }
+  }
+
+  /// Applies a metadata change (PATCH merge, or PUT replace) to the live object:
+  /// metageneration +1, `updated` = now; generation, data and hashes unchanged.
+  public func update(
+    bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    try modify(bucket: bucket, name: name, conditions: conditions) { patch.apply(to: &$0) }
+  }
+
+  /// Gives the object a download token if it has none (the Firebase surface does this on its
+  /// first metadata read, as production does): a metadata change like any other.
+  public func ensureDownloadToken(bucket: String, name: String) throws(StorageError) -> ObjectMetadata {
+    try modify(bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty }) {
+      $0.downloadTokens = [UUID().uuidString.lowercased()]
+    }
+  }
+
+  private func modify(
+    bucket: String, name: String, conditions: Preconditions,
+    onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
+    _ change: (inout ObjectMetadata) -> Void
+  ) throws(StorageError) -> ObjectMetadata {
+    let lock = stripe(bucket, name)
+    lock.lock()
+    defer { lock.unlock() }
+    guard let current = try lookup(bucket, name) else {
+      throw StorageError.objectNotFound(bucket: bucket, name: name)
+    }
+    try conditions.checkWrite(current, bucket: bucket, name: name)
+    guard needed(current) else { return current }
+    var object = current
+    change(&object)
+    object.metageneration += 1
+    object.updated = max(Timestamp.nowMilliseconds(), current.updated)
+    try backend.commit(object, data: nil, previous: current)
+    try publish(object)
+    return object
+  }
+
+  public func delete(bucket: String, name: String, conditions: Preconditions = Preconditions()) throws(StorageError) {
+    let lock = stripe(bucket, name)
+    lock.lock()
+    defer { lock.unlock() }
+    guard let current = try lookup(bucket, name) else {
+      throw StorageError.objectNotFound(bucket: bucket, name: name)
+    }
+    try conditions.checkWrite(current, bucket: bucket, name: name)
+    try backend.remove(current)
+    index.withLock { $0[bucket]?.remove(name) }
+  }
+
+  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+    let published = index.withLock { buckets -> Bool in
+      guard buckets[object.bucket] != nil else { return false }
+      buckets[object.bucket]!.put(object)
+      return true
+    }
+    if !published {
+      // The bucket was deleted while this write was in progress.
+      try? backend.remove(object)
+      throw StorageError.bucketNotFound(bucket: object.bucket)
+    }
+  }
+
+  /// Microseconds since the epoch, strictly increasing across the store.
+  private func nextGeneration() -> Int64 {
+    while true {
+      let last = lastGeneration.load(ordering: .relaxed)
+      let candidate = max(Timestamp.nowMicroseconds(), last + 1)
+      if lastGeneration.compareExchange(expected: last, desired: candidate, ordering: .relaxed).exchanged {
+        return candidate
+      }
+    }
+  }
+
+  private func stripe(_ bucket: String, _ name: String) -> NSLock {
+    var hasher = Hasher()
+    hasher.combine(bucket)
+    hasher.combine(ObjectKey(name))
+    return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
+  }
+
+  // MARK: Listing
+
+  /// Lists one page of a bucket in name order (UTF-8 byte order), from the sorted index: a page
+  /// costs O(log n + page size) plus the prefixes it skips.
+  public func list(bucket: String, query: ListQuery) throws(StorageError) -> ListPage {
+    let maxResults = min(max(query.maxResults, 1), 1000)
+    let prefix = Array((query.prefix ?? "").utf8)
+    let delimiter = Array((query.delimiter ?? "").utf8)
+    var resume: ListCursor?
+    if let token = query.pageToken, !token.isEmpty {
+      guard let cursor = ListCursor(token: token) else {
+        throw StorageError.invalid("pageToken '\(token)' is not a page token this emulator issued.")
+      }
+      resume = cursor
+    }
+    let glob = try query.matchGlob.map { glob throws(StorageError) in try Glob(glob) }
+    let result: ListPage? = index.withLock { buckets in
+      guard let bucketIndex = buckets[bucket] else { return nil }
+      let keys = bucketIndex.keys
+      var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
+      if let start = query.startOffset {
+        position = max(position, BucketIndex.lowerBound(keys, ObjectKey(start)))
+      }
+      if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
+      let end = query.endOffset.map { ObjectKey($0) }
+      var page = ListPage()
+      var count = 0
+      var last: ListCursor?
+      while position < keys.count {
+        let key = keys[position]
+        guard key.hasPrefix(prefix) else { break }
+        if let end, !(key < end) { break }
+        if !delimiter.isEmpty, let cut = Self.find(delimiter, in: key.bytes, from: prefix.count) {
+          let rolled = Array(key.bytes[0..<(cut + delimiter.count)])
+          if count == maxResults {
+            page.nextPageToken = last?.token
+            break
+          }
+          page.prefixes.append(String(decoding: rolled, as: UTF8.self))
+          count += 1
+          if query.includeTrailingDelimiter && key.bytes == rolled, let object = bucketIndex.objects[key] {
+            page.items.append(object)
+          }
+          last = .afterPrefix(rolled)
+          position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
+          continue
+        }
+        if let glob, !glob.matches(key.bytes) {
+          position += 1
+          continue
+        }
+        if count == maxResults {
+          page.nextPageToken = last?.token
+          break
+        }
+        if let object = bucketIndex.objects[key] { page.items.append(object) }
+        count += 1
+        last = .afterKey(key.bytes)
+        position += 1
+      }
+      return page
+    }
+    guard let result else { throw StorageError.bucketNotFound(bucket: bucket) }
+    return result
+  }
+
+  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+    guard needle.count > 0, haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
+    var index = start
+    while index <= haystack.count - needle.count {
+      if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) {
+        return index
+      }
+      index += 1
+    }
+    return nil
+  }
+}
+
+/// List parameters (GCS objects.list).
+public struct ListQuery: Sendable {
+  public var prefix: String?
+  public var delimiter: String?
+  /// Items plus prefixes on one page, 1…1000.
+  public var maxResults = 1000
+  public var pageToken: String?
+  /// Inclusive.
+  public var startOffset: String?
+  /// Exclusive.
+  public var endOffset: String?
+  /// Objects whose name ends in the delimiter are listed as items too.
+  public var includeTrailingDelimiter = false
+  public var matchGlob: String?
+
+  public init() {}
+}
+
+public struct ListPage: Sendable {
+  public var items: [ObjectMetadata] = []
+  public var prefixes: [String] = []
+  public var nextPageToken: String?
+
+  public init() {}
+}
+
+/// Where a page ended. Encoded as an opaque, URL-safe token (base64url of a tag byte and the name).
+enum ListCursor {
+  case afterKey([UInt8])
+  case afterPrefix([UInt8])
+
+  init?(token: String) {
+    var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while text.count % 4 != 0 { text += "=" }
+    guard let data = Data(base64Encoded: text), let tag = data.first else { return nil }
+    let rest = Array(data.dropFirst())
+    switch tag {
+    case 1: self = .afterKey(rest)
+    case 2: self = .afterPrefix(rest)
+    default: return nil
+    }
+  }
+
+  var token: String {
+    let bytes: [UInt8]
+    switch self {
+    case .afterKey(let key): bytes = [1] + key
+    case .afterPrefix(let prefix): bytes = [2] + prefix
+    }
+    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  /// The index of the first key after this cursor.
+  func position(in keys: [ObjectKey], lowerBound: ([ObjectKey], ObjectKey) -> Int) -> Int {
+    switch self {
+    case .afterKey(let key):
+      let index = lowerBound(keys, ObjectKey(bytes: key))
+      return index < keys.count && keys[index].bytes == key ? index + 1 : index
+    case .afterPrefix(let prefix):
+      // The smallest byte string greater than every string starting with `prefix`.
+      var successor = prefix
+      while let last = successor.last, last == 0xFF { successor.removeLast() }
+      guard !successor.isEmpty else { return keys.count }
+      successor[successor.count - 1] += 1
+      return lowerBound(keys, ObjectKey(bytes: successor))
+    }
+  }
+}

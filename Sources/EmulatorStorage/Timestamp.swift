@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Times as milliseconds since the Unix epoch, rendered `YYYY-MM-DDTHH:MM:SS.sssZ`.
+public enum Timestamp {
+  public static func nowMicroseconds() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000
+  }
+
+  public static func nowMilliseconds() -> Int64 { nowMicroseconds() / 1000 }
+
+  /// RFC 3339 in UTC with exactly three fraction digits.
+  public static func format(milliseconds: Int64) -> String {
+    let days = floorDiv(milliseconds, 86_400_000)
+    let msOfDay = milliseconds - days * 86_400_000
+    let (year, month, day) = civil(fromDays: days)
+    let hours = msOfDay / 3_600_000
+    let minutes = msOfDay / 60_000 % 60
+    let seconds = msOfDay / 1000 % 60
+    let millis = msOfDay % 1000
+    return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hours, 2) + ":"
+      + pad(minutes, 2) + ":" + pad(seconds, 2) + "." + pad(millis, 3) + "Z"
+  }
+
+  /// Parses an RFC 3339 date-time (`2024-01-02T03:04:05Z`, any number of fraction digits, `Z` or
+  /// a numeric offset). Returns milliseconds since the epoch, or nil.
+  public static func parse(_ text: String) -> Int64? {
+    let b = Array(text.utf8)
+    func number(_ range: Range<Int>) -> Int64? {
+      guard range.upperBound <= b.count else { return nil }
+      var value: Int64 = 0
+      for index in range {
+        guard b[index] >= 48 && b[index] <= 57 else { return nil }
+        value = value * 10 + Int64(b[index] - 48)
+      }
+      return value
+    }
+    guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 116, b[13] == 58, b[16] == 58,
+      let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+      let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+      (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+    else { return nil }
+    var index = 19
+    var millis: Int64 = 0
+    if b[index] == 46 {
+      index += 1
+      var digits = 0
+      while index < b.count, b[index] >= 48 && b[index] <= 57 {
+        if digits < 3 { millis = millis * 10 + Int64(b[index] - 48) }
+        digits += 1
+        index += 1
+      }
+      guard digits > 0 else { return nil }
+      for _ in digits..<3 where digits < 3 { millis *= 10 }
+    }
+    guard index < b.count else { return nil }
+    var offsetMinutes: Int64 = 0
+    if b[index] == 90 || b[index] == 122 {
+      index += 1
+    } else if b[index] == 43 || b[index] == 45 {
+      guard let oh = number(index + 1..<index + 3), index + 3 < b.count, b[index + 3] == 58,
+        let om = number(index + 4..<index + 6)
+      else { return nil }
+      offsetMinutes = (oh * 60 + om) * (b[index] == 45 ? -1 : 1)
+      index += 6
+    } else {
+      return nil
+    }
+    guard index == b.count else { return nil }
+    let days = days(fromCivil: year, month, day)
+    return ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60_000 + second * 1000 + millis
+  }
+
+  private static func pad(_ value: Int64, _ width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+  }
+
+  private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    a >= 0 ? a / b : (a - b + 1) / b
+  }
+
+  // Howard Hinnant's civil-from-days algorithms.
+  private static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    let z = z0 + 719_468
+    let era = floorDiv(z, 146_097)
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let day = doy - (153 * mp + 2) / 5 + 1
+    let month = mp < 10 ? mp + 3 : mp - 9
+    return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+  }
+
+  private static func days(fromCivil year0: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    let year = month <= 2 ? year0 - 1 : year0
+    let era = floorDiv(year, 400)
+    let yoe = year - era * 400
+    let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+}

@@ -1,0 +1,3 @@
+import EmulatorApp
+
+CommandLineTool.main()
