@@ -56,7 +56,7 @@ public enum Timestamp {
         index += 1
       }
       guard digits > 0 else { return nil }
-      for _ in digits..<3 where digits < 3 { millis *= 10 }
+      if digits < 3 { for _ in digits..<3 { millis *= 10 } }
     }
     guard index < b.count else { return nil }
     var offsetMinutes: Int64 = 0

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import EmulatorStorage
+
+@Suite struct CRC32CTests {
+  @Test func publishedVectors() {
+    // RFC 3720 §B.4 and the common "123456789" check value.
+    #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+    #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+    #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+    #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
+    #expect(CRC32C.checksum((0..<32).map { UInt8(31 - $0) }) == 0x113F_DB5C)
+    #expect(CRC32C.checksum([UInt8]()) == 0)
+  }
+
+  @Test func incrementalUpdatesMatchOneShot() {
+    let data = (0..<10_007).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    var crc = CRC32C()
+    crc.update(Array(data[0..<3]))
+    crc.update(Array(data[3..<5000]))
+    crc.update(Array(data[5000...]))
+    #expect(crc.value == CRC32C.checksum(data))
+  }
+
+  @Test func protocolTestVectorsAsObjectHashes() throws {
+    let store = try ObjectStore(backend: MemoryBackend())
+    let hello = try store.insert(bucket: "bkt", name: "h", data: Array("hello world".utf8))
+    #expect(hello.md5Base64 == "XrY7u+Ae7tCTyyK7j1rNww==")
+    #expect(hello.crc32cBase64 == "yZRlqg==")
+    #expect(hello.crc32c == 3_381_945_770)
+    let empty = try store.insert(bucket: "bkt", name: "e", data: [])
+    #expect(empty.md5Base64 == "1B2M2Y8AsgTpgAmY7PhCfg==")
+    #expect(empty.crc32cBase64 == "AAAAAA==")
+    #expect(empty.contentType == "application/octet-stream")
+  }
+}
+
+@Suite struct TimestampTests {
+  @Test func formatsWithExactlyThreeFractionDigits() {
+    #expect(Timestamp.format(milliseconds: 0) == "1970-01-01T00:00:00.000Z")
+    #expect(Timestamp.format(milliseconds: 1_600_389_093_328) == "2020-09-18T00:31:33.328Z")
+    #expect(Timestamp.format(milliseconds: 951_782_400_005) == "2000-02-29T00:00:00.005Z")
+  }
+
+  @Test func parsesRFC3339() {
+    #expect(Timestamp.parse("2020-09-18T00:31:33.328Z") == 1_600_389_093_328)
+    #expect(Timestamp.parse("2020-09-18T00:31:33Z") == 1_600_389_093_000)
+    #expect(Timestamp.parse("2020-09-18T02:31:33.3+02:00") == 1_600_389_093_300)
+    #expect(Timestamp.parse("2020-09-18T00:31:33.123456789Z") == 1_600_389_093_123)
+    #expect(Timestamp.parse("2020-09-18 00:31:33Z") == nil)
+    #expect(Timestamp.parse("yesterday") == nil)
+    #expect(Timestamp.parse("2020-13-18T00:31:33Z") == nil)
+  }
+}
+
+@Suite struct JSONTests {
+  @Test func parsesAndKeepsNumberText() throws {
+    let value = try JSONValue.parse(Array(#"{"a": 5, "b": [true, null, "x\n\u00e9\ud83d\ude00"], "c": -1.5e3}"#.utf8))
+    #expect(value["a"] == .number("5"))
+    #expect(value["b"] == .array([.bool(true), .null, .string("x\né😀")]))
+    #expect(value["c"] == .number("-1.5e3"))
+  }
+
+  @Test(arguments: [#"{"a":}"#, #"{"a":1,}"#, "[1 2]", #""\x""#, "01", "{} x", "", #"{"a":"\ud800"}"#, "nul"])
+  func rejectsMalformedJSON(_ text: String) {
+    #expect(throws: JSONParseError.self) { try JSONValue.parse(Array(text.utf8)) }
+  }
+
+  @Test func rejectsDeepNesting() {
+    let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+    #expect(throws: JSONParseError.self) { try JSONValue.parse(Array(deep.utf8)) }
+  }
+
+  @Test func writerEscapesAndSeparates() throws {
+    var json = JSONWriter()
+    json.beginObject()
+    json.string("a\"", "line\nbreak\u{1}")
+    json.beginArray("list")
+    json.string("x")
+    json.string("y")
+    json.endArray()
+    json.beginArray("empty")
+    json.endArray()
+    json.objectKey("o")
+    json.raw("n", "1")
+    json.endObject()
+    json.bool("t", true)
+    json.endObject()
+    let text = String(decoding: json.bytes, as: UTF8.self)
+    #expect(text == #"{"a\"":"line\nbreak\u0001","list":["x","y"],"empty":[],"o":{"n":1},"t":true}"#)
+    #expect(try JSONValue.parse(json.bytes)["o"]?["n"] == .number("1"))
+  }
+}
+
+@Suite struct NamingTests {
+  @Test(arguments: ["a", "a/", "a/b", "../x", "a/../b", "%2F", ".metadata", "日本語/ファイル.txt", "a b+c#d?e", "..."])
+  func acceptsOpaqueNames(_ name: String) throws {
+    try Naming.validateObjectName(name)
+  }
+
+  @Test func rejectsNamesBreakingTheRules() {
+    #expect(throws: StorageError.self) { try Naming.validateObjectName("") }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName(".") }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName("..") }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName("a\nb") }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName("a\rb") }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName(String(repeating: "x", count: 1025)) }
+    #expect(throws: Never.self) { try Naming.validateObjectName(String(repeating: "é", count: 512)) }
+    #expect(throws: StorageError.self) { try Naming.validateObjectName(String(repeating: "é", count: 513)) }
+  }
+
+  @Test func bucketNames() {
+    #expect(throws: Never.self) { try Naming.validateBucketName("demo-project.appspot.com") }
+    for bad in ["ab", "UPPER", "-start", "end-", "has space", "a/b", "..."] {
+      #expect(throws: StorageError.self) { try Naming.validateBucketName(bad) }
+    }
+  }
+}
