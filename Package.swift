@@ -39,8 +39,7 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["EmulatorApp", "EmulatorStorage", "CCurl"],
-      resources: [.copy("Fixtures")]
+      dependencies: ["EmulatorApp", "EmulatorStorage", "CCurl"]
     ),
   ]
 )
