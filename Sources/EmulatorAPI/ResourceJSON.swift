@@ -31,7 +31,8 @@ struct ResourceJSON {
     if want("selfLink") { json.string("selfLink", "\(baseURL)/storage/v1/b/\(encodedBucket)/o/\(encodedName)") }
     if want("mediaLink") {
       json.string(
-        "mediaLink", "\(baseURL)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(generation)&alt=media")
+        "mediaLink",
+        "\(baseURL)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(generation)&alt=media")
     }
     if want("name") { json.string("name", object.name) }
     if want("bucket") { json.string("bucket", object.bucket) }

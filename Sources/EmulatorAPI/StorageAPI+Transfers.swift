@@ -16,7 +16,8 @@ extension StorageAPI {
       guard protocolName == "raw" else {
         throw APIError(
           400, .invalid,
-          "X-Goog-Upload-Protocol '\(protocolName)' is not supported by this emulator version; send the bytes as a raw body.")
+          "X-Goog-Upload-Protocol '\(protocolName)' is not supported by this emulator version; send the bytes as a raw body."
+        )
       }
     } else {
       let uploadType = context.query["uploadType"] ?? "media"
@@ -92,7 +93,8 @@ extension StorageAPI {
       guard let (start, end) = range.resolve(size: bytes.count) else {
         response.set("content-range", "bytes */\(bytes.count)")
         throw APIError(
-          416, .rangeNotSatisfiable, "The requested range '\(rangeHeader)' is not satisfiable for \(bytes.count) bytes.",
+          416, .rangeNotSatisfiable,
+          "The requested range '\(rangeHeader)' is not satisfiable for \(bytes.count) bytes.",
           headers: response)
       }
       response.add("content-range", "bytes \(start)-\(end)/\(bytes.count)")

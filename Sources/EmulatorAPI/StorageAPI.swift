@@ -59,7 +59,8 @@ public final class StorageAPI: HTTPHandler {
       let query = try queryParameters(request.head)
       var context = RequestContext(
         request: request, route: route, query: query,
-        json: ResourceJSON(baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
+        json: ResourceJSON(
+          baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
       context.method = Self.effectiveMethod(request)
       return try dispatch(context)
@@ -98,7 +99,8 @@ public final class StorageAPI: HTTPHandler {
       }
     case .bucket(let bucket):
       switch method {
-      case "GET", "HEAD": return context.ok(context.json.bucket(try storage { () throws(StorageError) in try store.bucket(bucket) }))
+      case "GET", "HEAD":
+        return context.ok(context.json.bucket(try storage { () throws(StorageError) in try store.bucket(bucket) }))
       case "DELETE":
         try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
         return HTTPResponse(status: 204)
@@ -153,7 +155,8 @@ public final class StorageAPI: HTTPHandler {
   }
 
   static func notAllowed(_ method: String, _ allow: String) -> APIError {
-    APIError(405, .methodNotAllowed, "Method \(method) is not allowed here; allowed: \(allow).", headers: ["allow": allow])
+    APIError(
+      405, .methodNotAllowed, "Method \(method) is not allowed here; allowed: \(allow).", headers: ["allow": allow])
   }
 
   static func validate(_ name: String) throws(APIError) {

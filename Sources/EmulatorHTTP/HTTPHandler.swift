@@ -26,7 +26,10 @@ extension HTTPResponse {
       switch scalar {
       case "\"": escaped += "\\\""
       case "\\": escaped += "\\\\"
-      case _ where scalar.value < 0x20: escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+      case _ where scalar.value < 0x20:
+        escaped +=
+          "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+          + String(scalar.value, radix: 16)
       default: escaped.unicodeScalars.append(scalar)
       }
     }

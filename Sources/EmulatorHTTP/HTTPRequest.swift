@@ -1,7 +1,7 @@
 /// The HTTP version of a request; only HTTP/1.0 and HTTP/1.1 are served.
 public enum HTTPVersion: Sendable, Equatable {
-  case http1_0
-  case http1_1
+  case http10
+  case http11
 }
 
 /// The parsed request line and header block.
@@ -14,7 +14,7 @@ public struct HTTPRequestHead: Sendable {
   public var version: HTTPVersion
   public var headers: HTTPHeaders
 
-  public init(method: String, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = [:]) {
+  public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = [:]) {
     self.method = method
     self.target = target
     self.version = version
@@ -36,8 +36,8 @@ public struct HTTPRequestHead: Sendable {
   /// Whether the connection may be reused after this request (RFC 9112 §9.3).
   public var keepAlive: Bool {
     switch version {
-    case .http1_1: return !headers.containsToken("connection", "close")
-    case .http1_0: return headers.containsToken("connection", "keep-alive")
+    case .http11: return !headers.containsToken("connection", "close")
+    case .http10: return headers.containsToken("connection", "keep-alive")
     }
   }
 }

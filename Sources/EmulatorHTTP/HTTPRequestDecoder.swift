@@ -244,7 +244,7 @@ public struct HTTPRequestDecoder: Sendable {
       let (name, value) = try parseField(line)
       head.headers.add(name, value)
     }
-    if head.version == .http1_1 && head.headers.values("host").count != 1 {
+    if head.version == .http11 && head.headers.values("host").count != 1 {
       throw HTTPParseError(400, "An HTTP/1.1 request must carry exactly one Host header.")
     }
     return head
@@ -298,8 +298,8 @@ public struct HTTPRequestDecoder: Sendable {
       throw HTTPParseError(400, "The HTTP version is malformed.")
     }
     switch (text[5], text[7]) {
-    case (UInt8(ascii: "1"), UInt8(ascii: "0")): return .http1_0
-    case (UInt8(ascii: "1"), _): return .http1_1
+    case (UInt8(ascii: "1"), UInt8(ascii: "0")): return .http10
+    case (UInt8(ascii: "1"), _): return .http11
     default:
       throw HTTPParseError(505, "Only HTTP/1.0 and HTTP/1.1 are supported.")
     }
@@ -385,7 +385,7 @@ public struct HTTPRequestDecoder: Sendable {
       guard expect.lowercased() == "100-continue" else {
         throw HTTPParseError(417, "Only 'Expect: 100-continue' is supported.")
       }
-      if head.version == .http1_1 && buffer.count == start { return .continueExpected(head) }
+      if head.version == .http11 && buffer.count == start { return .continueExpected(head) }
     }
     return nil
   }

@@ -22,9 +22,12 @@ public struct CRC32C: Sendable {
     let tables = Self.tables
     tables.withUnsafeBufferPointer { t in
       while count - index >= 8 {
-        let low = crc ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
-          | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
-        crc = t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+        let low =
+          crc
+          ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
+            | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
+        crc =
+          t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
           ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
           ^ t[3 * 256 + Int(buffer[index + 4])] ^ t[2 * 256 + Int(buffer[index + 5])]
           ^ t[1 * 256 + Int(buffer[index + 6])] ^ t[Int(buffer[index + 7])]

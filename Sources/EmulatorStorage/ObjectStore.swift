@@ -195,7 +195,8 @@ public final class ObjectStore: Sendable {
     let crc = CRC32C.checksum(data)
     if let expected = upload.expectedMD5, expected != md5 {
       throw StorageError.checksumMismatch(
-        "Provided MD5 hash \"\(Data(expected).base64EncodedString())\" doesn't match calculated MD5 hash \"\(Data(md5).base64EncodedString())\".")
+        "Provided MD5 hash \"\(Data(expected).base64EncodedString())\" doesn't match calculated MD5 hash \"\(Data(md5).base64EncodedString())\"."
+      )
     }
     if let expected = upload.expectedCRC32C, expected != crc {
       throw StorageError.checksumMismatch("Provided CRC32C \"\(expected)\" doesn't match calculated CRC32C \"\(crc)\".")

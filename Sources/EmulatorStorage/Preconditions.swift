@@ -34,7 +34,8 @@ public struct Preconditions: Sendable, Equatable {
       throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
     }
     if let value = ifGenerationMatch, value != object.generation {
-      throw StorageError.conditionNotMet("ifGenerationMatch: the object's generation is \(object.generation), not \(value).")
+      throw StorageError.conditionNotMet(
+        "ifGenerationMatch: the object's generation is \(object.generation), not \(value).")
     }
     if let value = ifMetagenerationMatch, value != object.metageneration {
       throw StorageError.conditionNotMet(
@@ -61,7 +62,8 @@ public struct Preconditions: Sendable, Equatable {
       }
       if value != 0 && object?.generation != value {
         throw StorageError.conditionNotMet(
-          "ifGenerationMatch: the object's generation is \(object.map { String($0.generation) } ?? "none (no live object)"), not \(value).")
+          "ifGenerationMatch: the object's generation is \(object.map { String($0.generation) } ?? "none (no live object)"), not \(value)."
+        )
       }
     }
     if let value = ifGenerationNotMatch {
@@ -73,7 +75,8 @@ public struct Preconditions: Sendable, Equatable {
     if let value = ifMetagenerationMatch {
       guard let object, object.metageneration == value else {
         throw StorageError.conditionNotMet(
-          "ifMetagenerationMatch: the object's metageneration is \(object.map { String($0.metageneration) } ?? "none (no live object)"), not \(value).")
+          "ifMetagenerationMatch: the object's metageneration is \(object.map { String($0.metageneration) } ?? "none (no live object)"), not \(value)."
+        )
       }
     }
     if let value = ifMetagenerationNotMatch {

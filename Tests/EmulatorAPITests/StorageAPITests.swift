@@ -59,7 +59,9 @@ struct Reply {
     let generation = got.string("generation")
 
     let updated = h.call(
-      "PATCH", path, #"{"cacheControl":"public,max-age=300","contentType":"image/png","metadata":{"location":"Yosemite, CA, USA","activity":"Hiking"}}"#)
+      "PATCH", path,
+      #"{"cacheControl":"public,max-age=300","contentType":"image/png","metadata":{"location":"Yosemite, CA, USA","activity":"Hiking"}}"#
+    )
     #expect(updated.status == 200)
     #expect(updated.string("cacheControl") == "public,max-age=300")
     #expect(updated.string("contentType") == "image/png")
@@ -100,7 +102,8 @@ struct Reply {
     #expect(json["selfLink"] == .string("http://localhost:9199/storage/v1/b/bkt/o/dir%2Fa%20b.txt"))
     #expect(
       json["mediaLink"]
-        == .string("http://localhost:9199/download/storage/v1/b/bkt/o/dir%2Fa%20b.txt?generation=\(generation)&alt=media"))
+        == .string(
+          "http://localhost:9199/download/storage/v1/b/bkt/o/dir%2Fa%20b.txt?generation=\(generation)&alt=media"))
     #expect(json["contentType"] == .string("application/octet-stream"))
     let created = reply.string("timeCreated")!
     #expect(created.count == 24 && created.hasSuffix("Z") && Array(created)[19] == ".")
@@ -141,7 +144,8 @@ struct Reply {
     let body = #"""
       {"bucket":"","contentLanguage":null,"metadata":{"bar":null},"kind":null,"etag":null,"downloadTokens":null,"size":5,"timeCreated":null,"selfLink":null,"crc32c":null,"cacheControl":"max-age=60"}
       """#
-    let reply = h.call("PATCH", "/v0/b/bkt/o/dir%2Fo.txt", body, headers: [("content-type", "application/json; charset=UTF-8")])
+    let reply = h.call(
+      "PATCH", "/v0/b/bkt/o/dir%2Fo.txt", body, headers: [("content-type", "application/json; charset=UTF-8")])
     #expect(reply.status == 200)
     #expect(reply.string("cacheControl") == "max-age=60")
     #expect(reply.string("size") == "1")
@@ -175,7 +179,14 @@ struct Reply {
     let gcs = h.call("GET", "/storage/v1/b/bkt/o/missing")
     #expect(gcs.status == 404)
     #expect(gcs.json["error"]?["code"] == .number("404"))
-    #expect(gcs.json["error"]?["errors"] == .array([.object([("domain", .string("global")), ("reason", .string("notFound")), ("message", .string("The specified bucket does not exist: bkt"))])]))
+    #expect(
+      gcs.json["error"]?["errors"]
+        == .array([
+          .object([
+            ("domain", .string("global")), ("reason", .string("notFound")),
+            ("message", .string("The specified bucket does not exist: bkt")),
+          ])
+        ]))
     h.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=x", "x")
     let objectMissing = h.call("GET", "/storage/v1/b/bkt/o/missing")
     #expect(objectMissing.json["error"]?["message"] == .string("No such object: bkt/missing"))
@@ -229,7 +240,8 @@ struct Reply {
     h.call(
       "POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=r.txt", "hello world",
       headers: [("content-type", "text/plain")])
-    h.call("PATCH", "/b/bkt/o/r.txt", #"{"metadata":{"k":"v"},"contentLanguage":"en","contentDisposition":"attachment"}"#)
+    h.call(
+      "PATCH", "/b/bkt/o/r.txt", #"{"metadata":{"k":"v"},"contentLanguage":"en","contentDisposition":"attachment"}"#)
     let whole = h.call("GET", "/download/storage/v1/b/bkt/o/r.txt?alt=media")
     #expect(whole.status == 200 && whole.text == "hello world")
     #expect(whole.header("x-goog-hash") == "crc32c=yZRlqg==,md5=XrY7u+Ae7tCTyyK7j1rNww==")
@@ -311,7 +323,8 @@ struct Reply {
 
   @Test func methodOverrideMeansPatch() {
     h.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=o", "x")
-    let reply = h.call("POST", "/storage/v1/b/bkt/o/o", #"{"cacheControl":"x"}"#, headers: [("x-http-method-override", "PATCH")])
+    let reply = h.call(
+      "POST", "/storage/v1/b/bkt/o/o", #"{"cacheControl":"x"}"#, headers: [("x-http-method-override", "PATCH")])
     #expect(reply.status == 200 && reply.string("cacheControl") == "x")
   }
 

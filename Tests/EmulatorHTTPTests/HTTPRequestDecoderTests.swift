@@ -44,7 +44,7 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
     #expect(head.target == "/b/x/o/a%2Fb?alt=media&x=1")
     #expect(head.rawPath == "/b/x/o/a%2Fb")
     #expect(head.rawQuery == "alt=media&x=1")
-    #expect(head.version == .http1_1)
+    #expect(head.version == .http11)
     #expect(head.headers["HOST"] == "localhost:9199")
     #expect(head.headers["x-thing"] == "spaced value")
     #expect(head.keepAlive)
@@ -94,7 +94,7 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
 
   @Test func acceptsHTTP10WithoutHostAndClosesByDefault() throws {
     let requests = try decode("GET / HTTP/1.0\r\n\r\n").get()
-    #expect(requests.first?.head.version == .http1_0)
+    #expect(requests.first?.head.version == .http10)
     #expect(requests.first?.head.keepAlive == false)
     let kept = try decode("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").get()
     #expect(kept.first?.head.keepAlive == true)
@@ -181,7 +181,8 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
   @Test func testRefusesOversizedRequestLine() {
     var limits = HTTPLimits()
     limits.maxRequestLineBytes = 100
-    #expect(status("GET /" + String(repeating: "a", count: 200) + " HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits) == 414)
+    #expect(
+      status("GET /" + String(repeating: "a", count: 200) + " HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits) == 414)
     // Even before the line ends.
     #expect(status("GET /" + String(repeating: "a", count: 200), limits: limits) == 414)
   }
@@ -199,7 +200,8 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
 
   @Test func testRefusesBodiesOverTheHandlersLimitBeforeReadingThem() {
     #expect(status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n", bodyLimit: 10) == 413)
-    let chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
+    let chunked =
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
     #expect(status(chunked, bodyLimit: 10) == 413)
   }
 
@@ -235,10 +237,12 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
 @Suite struct HTTPResponseTests {
   @Test func encodesHeadAndBodyWithContentLength() {
     let response = HTTPResponse(status: 200, headers: ["content-type": "text/plain"], body: Array("hi".utf8))
-    #expect(String(decoding: response.encoded(), as: UTF8.self)
-      == "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nhi")
-    #expect(String(decoding: response.encoded(includeBody: false, close: true), as: UTF8.self)
-      == "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\n")
+    #expect(
+      String(decoding: response.encoded(), as: UTF8.self)
+        == "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nhi")
+    #expect(
+      String(decoding: response.encoded(includeBody: false, close: true), as: UTF8.self)
+        == "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\n")
   }
 
   @Test func testRefusesResponseSplittingThroughHeaderValues() {

@@ -32,7 +32,8 @@ private func sample() -> ObjectMetadata {
 
   @Test func metadataNullClearsCustomButKeepsTokensOnFirebase() throws {
     var object = sample()
-    try patch(#"{"metadata": null}"#, .init(customTimeWritable: false, tokensInCustomMetadata: false)).apply(to: &object)
+    try patch(#"{"metadata": null}"#, .init(customTimeWritable: false, tokensInCustomMetadata: false)).apply(
+      to: &object)
     #expect(object.custom.isEmpty)
     #expect(object.downloadTokens == ["t1"])
   }
@@ -106,7 +107,8 @@ private func sample() -> ObjectMetadata {
     try Preconditions(ifGenerationMatch: 7).checkWrite(object, bucket: "bkt", name: "o")
     try Preconditions(ifGenerationMatch: 0).checkWrite(nil, bucket: "bkt", name: "o")
     try Preconditions(ifGenerationNotMatch: 0).checkWrite(object, bucket: "bkt", name: "o")
-    try Preconditions(ifMetagenerationMatch: 1, ifMetagenerationNotMatch: 2).checkWrite(object, bucket: "bkt", name: "o")
+    try Preconditions(ifMetagenerationMatch: 1, ifMetagenerationNotMatch: 2).checkWrite(
+      object, bucket: "bkt", name: "o")
     let failing: [(Preconditions, ObjectMetadata?)] = [
       (Preconditions(ifGenerationMatch: 0), object),
       (Preconditions(ifGenerationMatch: 8), object),
@@ -136,7 +138,9 @@ private func sample() -> ObjectMetadata {
   @Test func readConditionsGive412Or304() {
     #expect(throws: StorageError.notModified) { try Preconditions(ifGenerationNotMatch: 7).checkRead(object) }
     #expect(throws: StorageError.notModified) { try Preconditions(ifMetagenerationNotMatch: 1).checkRead(object) }
-    #expect(throws: StorageError.notModified) { try Preconditions(ifNoneMatch: ["\"\(object.etag)\""]).checkRead(object) }
+    #expect(throws: StorageError.notModified) {
+      try Preconditions(ifNoneMatch: ["\"\(object.etag)\""]).checkRead(object)
+    }
     #expect(throws: StorageError.notModified) { try Preconditions(ifNoneMatch: ["*"]).checkRead(object) }
     #expect(throws: StorageError.self) { try Preconditions(ifGenerationMatch: 1).checkRead(object) }
     #expect(throws: StorageError.self) { try Preconditions(ifMatch: ["other"]).checkRead(object) }

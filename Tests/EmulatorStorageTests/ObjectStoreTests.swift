@@ -88,10 +88,12 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
       }
       #expect(try store.read(bucket: "bkt", name: "o").1 == [1])
       #expect(throws: StorageError.self) {
-        try store.update(bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifMetagenerationMatch: 2))
+        try store.update(
+          bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifMetagenerationMatch: 2))
       }
       _ = try store.update(
-        bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifGenerationMatch: first.generation))
+        bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifGenerationMatch: first.generation)
+      )
       #expect(throws: StorageError.self) {
         try store.delete(bucket: "bkt", name: "o", conditions: Preconditions(ifMetagenerationMatch: 1))
       }
@@ -107,7 +109,8 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
         try store.insert(bucket: "bkt", name: "o", data: data, upload: .init(expectedCRC32C: 1))
       }
       #expect(throws: StorageError.self) {
-        try store.insert(bucket: "bkt", name: "o", data: data, upload: .init(expectedMD5: [UInt8](repeating: 0, count: 16)))
+        try store.insert(
+          bucket: "bkt", name: "o", data: data, upload: .init(expectedMD5: [UInt8](repeating: 0, count: 16)))
       }
       // Nothing was stored, not even the implicit bucket.
       #expect(throws: StorageError.bucketNotFound(bucket: "bkt")) { try store.metadata(bucket: "bkt", name: "o") }
@@ -127,7 +130,9 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
       }
       let page = try store.list(bucket: "bkt", query: ListQuery())
       #expect(page.items.count == names.count)
-      #expect(page.items.map { Array($0.name.utf8) } == names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
+      #expect(
+        page.items.map { Array($0.name.utf8) }
+          == names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) })
     }
   }
 
@@ -172,7 +177,8 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
       query = ListQuery()
       query.startOffset = "dir/2"
       query.endOffset = "e"
-      #expect(try store.list(bucket: "bkt", query: query).items.map(\.name) == ["dir/2", "dir/sub/x", "dir/sub/y", "dir2/z"])
+      #expect(
+        try store.list(bucket: "bkt", query: query).items.map(\.name) == ["dir/2", "dir/sub/x", "dir/sub/y", "dir2/z"])
 
       query = ListQuery()
       query.matchGlob = "dir/*"
@@ -237,7 +243,8 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
       for _ in 0..<32 {
         group.addTask {
           (try? store.update(
-            bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifMetagenerationMatch: 1))) != nil
+            bucket: "bkt", name: "o", patch: MetadataPatch(), conditions: Preconditions(ifMetagenerationMatch: 1)))
+            != nil
         }
       }
       var count = 0
@@ -305,12 +312,15 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
     // A staged upload, a data file renamed into place without its record, and a torn record.
     try Data([1, 2]).write(to: root.appendingPathComponent("tmp/123-1-1.upload"))
     try Data([9]).write(to: shard.appendingPathComponent(String(repeating: "ab", count: 32) + ".42.data"))
-    try Data("{\"format\":1,".utf8).write(to: shard.appendingPathComponent(String(repeating: "cd", count: 32) + ".json"))
+    try Data("{\"format\":1,".utf8).write(
+      to: shard.appendingPathComponent(String(repeating: "cd", count: 32) + ".json"))
     let lines = LogLines()
     let store = try ObjectStore(backend: FileBackend(root: root), log: { lines.append($0) })
     #expect(try store.read(bucket: "bkt", name: "kept").1 == [7])
     #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("tmp/123-1-1.upload").path))
-    #expect(!FileManager.default.fileExists(atPath: shard.appendingPathComponent(String(repeating: "ab", count: 32) + ".42.data").path))
+    #expect(
+      !FileManager.default.fileExists(
+        atPath: shard.appendingPathComponent(String(repeating: "ab", count: 32) + ".42.data").path))
     let logged = lines.all
     #expect(logged.contains { $0.contains("tmp/123-1-1.upload") })
     #expect(logged.contains { $0.contains(".42.data") })

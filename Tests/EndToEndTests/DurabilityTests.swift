@@ -39,7 +39,8 @@ import Testing
     #expect(reloaded.text == patched.text)
     #expect(try Curl.request("GET", second.base + "/v0/b/bkt/o/a%2Fb.txt?alt=media").text == "persist me")
     let buckets = try Curl.request("GET", second.base + "/storage/v1/b")
-    #expect((buckets.json["items"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["bkt", "empty-bucket"])
+    #expect(
+      (buckets.json["items"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["bkt", "empty-bucket"])
   }
 
   @Test func killMinus9RightAfterAnAcknowledgedPatchKeepsIt() throws {

@@ -49,7 +49,8 @@ import Testing
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
     socket.send(
-      "POST /upload/storage/v1/b/bkt/o?uploadType=media&name=big HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+      "POST /upload/storage/v1/b/bkt/o?uploadType=media&name=big HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+    )
     let interim = socket.receive { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
     #expect(String(decoding: interim.bytes, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
     socket.send("abcde")

@@ -87,7 +87,9 @@ final class Curl {
     let code: CURLcode = payload.withUnsafeBytes { bytes in
       if body != nil {
         se_setopt_long(handle, CURLOPT_POSTFIELDSIZE, payload.count)
-        se_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+        se_setopt_pointer(
+          handle, CURLOPT_POSTFIELDS,
+          UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
       }
       return curl_easy_perform(handle)
     }

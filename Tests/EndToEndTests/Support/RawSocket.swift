@@ -23,7 +23,8 @@ final class RawSocket {
       close(fd)
       throw POSIXError(.ECONNREFUSED)
     }
-    var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
+    var timeout = timeval(
+      tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
   }
 
@@ -34,7 +35,9 @@ final class RawSocket {
   func send(_ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+      let sent = bytes.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+      }
       if sent <= 0 { return }
       offset += sent
     }
