@@ -1,0 +1,19 @@
+# storage-emulator: a multi-stage build with the Swift standard library linked statically.
+# The build stage runs the same command as the README's release build.
+FROM swift:6.3-bookworm AS build
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product storage-emulator \
+ && install -D "$(swift build -c release --static-swift-stdlib --show-bin-path)/storage-emulator" /out/storage-emulator
+
+FROM debian:bookworm-slim
+RUN useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin emulator \
+ && mkdir -p /data && chown emulator /data
+COPY --from=build /out/storage-emulator /usr/local/bin/storage-emulator
+VOLUME ["/data"]
+EXPOSE 9199
+USER 10001
+ENTRYPOINT ["/usr/local/bin/storage-emulator"]
+CMD ["--host", "0.0.0.0", "--port", "9199", "--data-dir", "/data"]
