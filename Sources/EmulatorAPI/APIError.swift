@@ -51,6 +51,14 @@ public struct APIError: Error, Sendable, Equatable {
       self.init(507, .insufficientStorage, message)
     case .io(let message):
       self.init(500, .internalError, "Storage error: \(message)")
+    case .uploadNotFound(let id):
+      self.init(404, .notFound, "No such upload session: \(id)")
+    case .uploadOffsetMismatch(let expected, let received):
+      self.init(
+        400, .invalid,
+        "The chunk starts at byte \(expected) but \(received) bytes have been received; resume from \(received).")
+    case .uploadNotActive(let id):
+      self.init(400, .invalid, "The upload session \(id) is no longer active (it was finalized or cancelled).")
     }
   }
 

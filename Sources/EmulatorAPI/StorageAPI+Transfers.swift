@@ -3,57 +3,6 @@ import EmulatorStorage
 import Foundation
 
 extension StorageAPI {
-  // MARK: Uploads
-
-  /// Simple uploads: GCS `uploadType=media` (raw body, name in `?name=`) and the Firebase raw
-  /// upload (`POST /v0/b/{b}/o?name=` or `/v0/b/{b}/o/{name}`). The `Content-Type` header becomes
-  /// the object's content type.
-  func upload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError) -> HTTPResponse {
-    let firebase = context.route.surface.isFirebase
-    let headers = context.request.headers
-    if firebase {
-      let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
-      guard protocolName == "raw" else {
-        throw APIError(
-          400, .invalid,
-          "X-Goog-Upload-Protocol '\(protocolName)' is not supported by this emulator version; send the bytes as a raw body."
-        )
-      }
-    } else {
-      let uploadType = context.query["uploadType"] ?? "media"
-      guard uploadType == "media" else {
-        throw APIError(
-          400, .invalid,
-          "uploadType '\(uploadType)' is not supported by this emulator version; use uploadType=media.")
-      }
-    }
-    guard let name = pathName ?? context.query["name"] else {
-      throw APIError(400, .required, "Object name is required: give it as ?name=… (or in the path on /v0).")
-    }
-    try Self.validate(name)
-    var patch = MetadataPatch()
-    if let type = headers["content-type"], !type.isEmpty { patch.fields[.contentType] = .set(type) }
-    if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
-      patch.fields[.contentEncoding] = .set(encoding)
-    }
-    if firebase {
-      patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
-    }
-    let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    let upload = ObjectStore.Upload(patch: patch, createDownloadToken: firebase)
-    let body = context.request.body
-    let object = try storage { () throws(StorageError) in
-      try store.insert(bucket: bucket, name: name, data: body, upload: upload, conditions: conditions)
-    }
-    return context.object(object)
-  }
-
-  /// `inline; filename*=utf-8''<last path segment>`, the disposition Firebase gives its uploads.
-  static func inlineDisposition(for name: String) -> String {
-    let last = name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? name
-    return "inline; filename*=utf-8''" + URLCoding.encodeComponent(last)
-  }
-
   // MARK: Downloads
 
   /// `?alt=media` and `/download/...`: the stored bytes with their hashes and stored headers; a

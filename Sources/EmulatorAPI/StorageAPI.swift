@@ -16,11 +16,13 @@ public struct APILimits: Sendable, Equatable {
 /// statuses only here, in the flavour of the surface that was called.
 public final class StorageAPI: HTTPHandler {
   public let store: ObjectStore
+  public let sessions: UploadSessions
   public let limits: APILimits
   private let fallbackHost = Mutex("127.0.0.1:9199")
 
-  public init(store: ObjectStore, limits: APILimits = APILimits()) {
+  public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {
     self.store = store
+    self.sessions = sessions
     self.limits = limits
   }
 
@@ -107,6 +109,17 @@ public final class StorageAPI: HTTPHandler {
       default: throw Self.notAllowed(method, "GET, HEAD, DELETE")
       }
     case .objects(let bucket):
+      if let id = context.query["upload_id"] {
+        // A resumable session's URL.
+        switch (context.route.surface, method) {
+        case (.firebase, "PUT"), (.firebase, "POST"):
+          return try firebaseResumableCommand(context, id: id)
+        case (.upload, "PUT"), (.upload, "POST"), (.upload, "DELETE"), (.json, "PUT"), (.json, "POST"):
+          return try gcsResumableChunk(context, id: id)
+        default:
+          throw Self.notAllowed(method, context.route.surface.isFirebase ? "PUT, POST" : "PUT, POST, DELETE")
+        }
+      }
       switch (context.route.surface, method) {
       case (.download, _):
         throw APIError(404, .notFound, "Downloads need an object name: /download/storage/v1/b/{bucket}/o/{object}.")
@@ -140,7 +153,13 @@ public final class StorageAPI: HTTPHandler {
       case (.json, "PUT"), (.bare, "PUT"):
         return try update(context, bucket: bucket, name: name, replace: true)
       case (.firebase, "POST"):
+        if context.query["create_token"] != nil || context.query["delete_token"] != nil {
+          return try tokenCommand(context, bucket: bucket, name: name)
+        }
         return try upload(context, bucket: bucket, pathName: name)
+      case (.json, "POST"), (.bare, "POST"):
+        if let action = context.route.action { return try objectAction(context, bucket: bucket, action: action) }
+        throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
       case (_, "DELETE"):
         try Self.validate(name)
         let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)

@@ -39,11 +39,21 @@ public func makeEmulator(
   _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
 ) throws(StorageError) -> Emulator {
   let backend: any StorageBackend
+  let scratch: URL
   if configuration.inMemory {
     backend = MemoryBackend()
+    scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "storage-emulator-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
   } else {
-    backend = try FileBackend(root: URL(fileURLWithPath: configuration.dataDirectory), fsync: configuration.fsync)
+    let file = try FileBackend(root: URL(fileURLWithPath: configuration.dataDirectory), fsync: configuration.fsync)
+    backend = file
+    scratch = file.root
   }
+  // Large request bodies are spooled next to the data (so they are moved, not copied, into
+  // place) and resumable sessions live beside them (so they survive a restart).
+  let spool = scratch.appendingPathComponent("tmp")
+  try? FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+  let sessions = try UploadSessions(directory: scratch.appendingPathComponent("uploads"), log: log)
   let store = try ObjectStore(
     backend: backend, options: ObjectStore.Options(strictBuckets: configuration.strictBuckets), log: log)
   for bucket in configuration.buckets {
@@ -53,8 +63,9 @@ public func makeEmulator(
       continue
     }
   }
-  let api = StorageAPI(store: store, limits: configuration.api)
+  let api = StorageAPI(store: store, sessions: sessions, limits: configuration.api)
   var serverConfiguration = configuration.server
+  serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
   let server = HTTPServer(configuration: serverConfiguration, handler: api)
   return Emulator(configuration: configuration, store: store, api: api, server: server)

@@ -34,6 +34,11 @@ final class HTTPConnection: @unchecked Sendable {
   private var closeWhenIdleRequested = false
   private var lastProgress = DispatchTime.now()
   private var deadlineArmed = false
+  /// The file a large request body is being written to.
+  private var spool: (fd: Int32, path: String, size: Int)?
+  /// A response body still to send after `outbound`.
+  private var pendingFile: (region: FileRegion, offset: Int, end: Int)?
+  private var pendingStream: (any HTTPBodyStream)?
 
   init(id: Int, fd: Int32, server: HTTPServer) {
     self.id = id
@@ -41,6 +46,7 @@ final class HTTPConnection: @unchecked Sendable {
     self.server = server
     self.queue = DispatchQueue(label: "storage-emulator.connection", target: server.connectionTarget)
     self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
+    self.decoder.spoolThreshold = server.configuration.spoolThresholdBytes
   }
 
   func start() {
@@ -96,11 +102,69 @@ final class HTTPConnection: @unchecked Sendable {
         return
       case .continueExpected:
         send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), thenClose: false)
-      case .request(let request):
+      case .bodyPart(let part):
+        guard spoolPart(part) else {
+          let error = HTTPParseError(507, "The request body could not be written to disk.")
+          send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
+          return
+        }
+      case .request(var request):
+        if spool != nil {
+          guard spoolPart(request.body), let file = finishSpool() else {
+            let error = HTTPParseError(507, "The request body could not be written to disk.")
+            send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
+            return
+          }
+          request.body = []
+          request.bodyFile = file
+        }
         dispatch(request)
       }
     }
     updateReadInterest()
+  }
+
+  // MARK: Spooling large bodies
+
+  /// Appends a piece of a large body to the spool file (page-cache writes of at most
+  /// `spoolThresholdBytes`; nothing is synced).
+  private func spoolPart(_ part: [UInt8]) -> Bool {
+    if spool == nil {
+      let path = server.spoolPath()
+      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      guard fd >= 0 else { return false }
+      spool = (fd, path, 0)
+    }
+    guard let current = spool else { return false }
+    var offset = 0
+    while offset < part.count {
+      let written = part.withUnsafeBytes { write(current.fd, $0.baseAddress! + offset, $0.count - offset) }
+      if written < 0 && errno == EINTR { continue }
+      guard written > 0 else {
+        abandonSpool()
+        return false
+      }
+      offset += written
+    }
+    spool = (current.fd, current.path, current.size + part.count)
+    return true
+  }
+
+  private func finishSpool() -> SpooledFile? {
+    guard let current = spool else { return nil }
+    spool = nil
+    guard Glibc.close(current.fd) == 0 else {
+      unlink(current.path)
+      return nil
+    }
+    return SpooledFile(path: current.path, size: current.size)
+  }
+
+  private func abandonSpool() {
+    guard let current = spool else { return }
+    spool = nil
+    _ = Glibc.close(current.fd)
+    unlink(current.path)
   }
 
   private func dispatch(_ request: HTTPRequest) {
@@ -118,6 +182,13 @@ final class HTTPConnection: @unchecked Sendable {
     guard !closing else { return }
     touch()
     let close = !head.keepAlive || closeWhenIdleRequested
+    let includeBody =
+      head.method != "HEAD" && response.status >= 200 && response.status != 204 && response.status != 304
+    if includeBody, let region = response.bodyFile {
+      pendingFile = (region, region.offset, region.offset + region.length)
+    } else if includeBody, let stream = response.bodyStream {
+      pendingStream = stream
+    }
     send(response.encoded(includeBody: head.method != "HEAD", close: close), thenClose: close)
     if !closing && !closeAfterFlush { process() }
   }
@@ -136,6 +207,64 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   private func flush() {
+    while true {
+      guard drainOutbound() else { return }
+      if let file = pendingFile {
+        if file.offset >= file.end {
+          pendingFile = nil
+          continue
+        }
+        var offset = off_t(file.offset)
+        let sent = sendfile(fd, file.region.fd, &offset, min(file.end - file.offset, 1 << 22))
+        if sent > 0 {
+          pendingFile = (file.region, Int(offset), file.end)
+          if writeSource != nil { touch() }
+          continue
+        }
+        if sent < 0 && errno == EINTR { continue }
+        if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+          armWriteSource()
+          updateReadInterest()
+          return
+        }
+        // The file ended early or the peer went away: the length promised cannot be kept.
+        close()
+        return
+      }
+      if let stream = pendingStream {
+        let piece: [UInt8]?
+        do {
+          piece = try stream.next()
+        } catch {
+          close()
+          return
+        }
+        if let piece {
+          if piece.isEmpty { continue }
+          outbound = Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
+        } else {
+          pendingStream = nil
+          outbound = Array("0\r\n\r\n".utf8)
+        }
+        outboundOffset = 0
+        continue
+      }
+      break
+    }
+    if let source = writeSource {
+      writeSource = nil
+      source.cancel()
+    }
+    if closeAfterFlush {
+      beginLingeringClose()
+      return
+    }
+    // Everything is written: go on with a pipelined request already buffered, or read more.
+    if inFlight { updateReadInterest() } else { process() }
+  }
+
+  /// Writes `outbound`; false when the socket is full (a write source is then armed) or failed.
+  private func drainOutbound() -> Bool {
     while outboundOffset < outbound.count {
       let written = outbound.withUnsafeBytes { bytes in
         write(fd, bytes.baseAddress! + outboundOffset, bytes.count - outboundOffset)
@@ -149,22 +278,14 @@ final class HTTPConnection: @unchecked Sendable {
       if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
         armWriteSource()
         updateReadInterest()
-        return
+        return false
       }
       close()
-      return
+      return false
     }
     outbound = []
     outboundOffset = 0
-    if let source = writeSource {
-      writeSource = nil
-      source.cancel()
-    }
-    if closeAfterFlush {
-      beginLingeringClose()
-      return
-    }
-    updateReadInterest()
+    return true
   }
 
   private func armWriteSource() {
@@ -189,7 +310,8 @@ final class HTTPConnection: @unchecked Sendable {
 
   private func updateReadInterest() {
     guard !closing, let readSource else { return }
-    let wanted = lingering || (!inFlight && !closeAfterFlush && writeSource == nil)
+    let wanted =
+      lingering || (!inFlight && !closeAfterFlush && writeSource == nil && pendingFile == nil && pendingStream == nil)
     if wanted && readSuspended {
       readSuspended = false
       readSource.resume()
@@ -234,6 +356,9 @@ final class HTTPConnection: @unchecked Sendable {
   func close() {
     guard !closing else { return }
     closing = true
+    abandonSpool()
+    pendingFile = nil
+    pendingStream = nil
     if let readSource {
       readSource.cancel()
       if readSuspended {

@@ -45,11 +45,24 @@ public struct HTTPRequestHead: Sendable {
 /// A complete request: head and the whole (de-chunked) body.
 public struct HTTPRequest: Sendable {
   public var head: HTTPRequestHead
+  /// The body, unless it was spooled to `bodyFile`.
   public var body: [UInt8]
+  /// A large body, written to disk as it arrived (`body` is then empty).
+  public var bodyFile: SpooledFile?
 
-  public init(head: HTTPRequestHead, body: [UInt8] = []) {
+  public init(head: HTTPRequestHead, body: [UInt8] = [], bodyFile: SpooledFile? = nil) {
     self.head = head
     self.body = body
+    self.bodyFile = bodyFile
+  }
+
+  /// The body's length, wherever it is.
+  public var bodyCount: Int { bodyFile?.size ?? body.count }
+
+  /// The whole body in memory (reads a spooled file).
+  public func bodyBytes() -> [UInt8] {
+    if let bodyFile { return bodyFile.readAll() ?? [] }
+    return body
   }
 
   public var method: String { head.method }

@@ -18,6 +18,9 @@ public enum HTTPDecoderEvent: Sendable {
   /// A head with `Expect: 100-continue` arrived and its body has not: the peer waits for an interim
   /// `100 Continue` (RFC 9110 §10.1.1). Reported once per request.
   case continueExpected(HTTPRequestHead)
+  /// A piece of a body larger than `spoolThreshold`, to be written out; the rest follows, and
+  /// the final `request` carries only the last piece in `body`.
+  case bodyPart([UInt8])
   /// A complete request.
   case request(HTTPRequest)
 }
@@ -32,6 +35,8 @@ public enum HTTPDecoderEvent: Sendable {
 /// sole `chunked`.
 public struct HTTPRequestDecoder: Sendable {
   public var limits: HTTPLimits
+  /// Bodies that grow past this are handed out in `bodyPart`s instead of held whole.
+  public var spoolThreshold = Int.max
 
   private var buffer: [UInt8] = []
   private var start = 0
@@ -39,6 +44,7 @@ public struct HTTPRequestDecoder: Sendable {
   private var state: State = .head
   private var body: [UInt8] = []
   private var bodyLimit = 0
+  private var bodyReceived = 0
   private var trailerBytes = 0
 
   private enum State: Sendable {
@@ -104,6 +110,7 @@ public struct HTTPRequestDecoder: Sendable {
         start += take
         if take == remaining { return .request(finish(head)) }
         state = .fixed(head, remaining: remaining - take)
+        if let part = takePartIfLarge() { return .bodyPart(part) }
         return .needMoreData
       case .chunkSize(let head):
         guard let line = try takeLine(limit: 4096, what: "chunk size line") else { return .needMoreData }
@@ -111,7 +118,7 @@ public struct HTTPRequestDecoder: Sendable {
         if size == 0 {
           state = .trailers(head)
         } else {
-          if size > bodyLimit - body.count {
+          if size > bodyLimit - bodyReceived - body.count {
             throw HTTPParseError(413, "The request body is larger than \(bodyLimit) bytes.")
           }
           state = .chunkData(head, remaining: size)
@@ -122,9 +129,11 @@ public struct HTTPRequestDecoder: Sendable {
         start += take
         if take < remaining {
           state = .chunkData(head, remaining: remaining - take)
+          if let part = takePartIfLarge() { return .bodyPart(part) }
           return .needMoreData
         }
         state = .chunkDataEnd(head)
+        if let part = takePartIfLarge() { return .bodyPart(part) }
       case .chunkDataEnd(let head):
         guard buffer.count - start >= 2 else { return .needMoreData }
         guard buffer[start] == 13, buffer[start + 1] == 10 else {
@@ -147,9 +156,18 @@ public struct HTTPRequestDecoder: Sendable {
     }
   }
 
+  private mutating func takePartIfLarge() -> [UInt8]? {
+    guard body.count >= spoolThreshold else { return nil }
+    let part = body
+    bodyReceived += part.count
+    body = []
+    return part
+  }
+
   private mutating func finish(_ head: HTTPRequestHead) -> HTTPRequest {
     let request = HTTPRequest(head: head, body: body)
     body = []
+    bodyReceived = 0
     trailerBytes = 0
     state = .head
     headScanFrom = start

@@ -3,6 +3,10 @@ public struct HTTPResponse: Sendable {
   public var status: Int
   public var headers: HTTPHeaders
   public var body: [UInt8]
+  /// When set, the body is this file region (sent with `sendfile`) and `body` is ignored.
+  public var bodyFile: FileRegion?
+  /// When set, the body is streamed with chunked transfer coding and `body` is ignored.
+  public var bodyStream: (any HTTPBodyStream)?
 
   public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
     self.status = status
@@ -29,12 +33,14 @@ public struct HTTPResponse: Sendable {
       out.append(contentsOf: "\r\n".utf8)
     }
     let bodyless = status < 200 || status == 204 || status == 304
-    if !hasLength && !bodyless {
-      out.append(contentsOf: "content-length: \(body.count)\r\n".utf8)
+    if bodyStream != nil && !bodyless {
+      out.append(contentsOf: "transfer-encoding: chunked\r\n".utf8)
+    } else if !hasLength && !bodyless {
+      out.append(contentsOf: "content-length: \(bodyFile?.length ?? body.count)\r\n".utf8)
     }
     if close { out.append(contentsOf: "connection: close\r\n".utf8) }
     out.append(contentsOf: "\r\n".utf8)
-    if includeBody && !bodyless { out.append(contentsOf: body) }
+    if includeBody && !bodyless && bodyFile == nil && bodyStream == nil { out.append(contentsOf: body) }
     return out
   }
 }

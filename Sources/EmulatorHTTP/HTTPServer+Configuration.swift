@@ -12,6 +12,12 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
   /// A connection that has not sent a complete head this long after its last request (or after
   /// connecting) is closed; covers both idle keep-alive and slowly dripped headers.
   public var idleTimeoutSeconds: Double = 60
+  /// Request bodies larger than this are written to a file in `spoolDirectory` as they arrive
+  /// (handlers get `HTTPRequest.bodyFile`), so memory stays flat whatever the upload size.
+  public var spoolThresholdBytes: Int = 1 << 20
+  /// Where large request bodies are spooled; put it on the data folder's file system so a store
+  /// can move a spooled upload into place without copying it.
+  public var spoolDirectory: String = "/tmp"
 
   public init() {}
 }

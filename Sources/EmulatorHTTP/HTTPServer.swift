@@ -91,6 +91,14 @@ public final class HTTPServer: @unchecked Sendable {
     while connectionCount > 0 && DispatchTime.now() < hardDeadline { usleep(10_000) }
   }
 
+  private let spoolCounter = Atomic<Int>(0)
+
+  /// A fresh path for a spooled request body.
+  func spoolPath() -> String {
+    let n = spoolCounter.wrappingAdd(1, ordering: .relaxed).oldValue
+    return configuration.spoolDirectory + "/spool-\(getpid())-\(n)-\(UInt32.random(in: 0...UInt32.max))"
+  }
+
   func lane() -> DispatchQueue {
     lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
   }

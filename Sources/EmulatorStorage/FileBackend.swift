@@ -171,6 +171,99 @@ public final class FileBackend: StorageBackend {
     return StagedData(id: path, size: Int64(bytes.count))
   }
 
+  public func stage(file path: String) throws(StorageError) -> StagedData {
+    let target = tempPath("upload")
+    if rename(path, target) != 0 {
+      // Another file system: copy, then drop the original.
+      guard errno == EXDEV else { throw Self.error("stage the upload", errno) }
+      let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+      guard source >= 0 else { throw Self.error("read the upload", errno) }
+      defer {
+        close(source)
+        unlink(path)
+      }
+      try copy(from: source, to: target)
+    }
+    var info = stat()
+    guard stat(target, &info) == 0 else { throw Self.error("stage the upload", errno) }
+    return StagedData(id: target, size: Int64(info.st_size))
+  }
+
+  public func stageConcatenation(of objects: [ObjectMetadata]) throws(StorageError) -> StagedData {
+    let target = tempPath("compose")
+    if objects.count == 1 {
+      // Data files are immutable once written (a new generation is a new file): share it.
+      if link(dataPath(objects[0]), target) == 0 { return StagedData(id: target, size: objects[0].size) }
+    }
+    let out = Glibc.open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard out >= 0 else { throw Self.error("create a file", errno) }
+    close(out)
+    var total: Int64 = 0
+    for object in objects {
+      let source = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+      guard source >= 0 else {
+        unlink(target)
+        throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
+      }
+      defer { close(source) }
+      try copy(from: source, to: target, append: true)
+      total += object.size
+    }
+    return StagedData(id: target, size: total)
+  }
+
+  public func digest(_ staged: StagedData) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32) {
+    let fd = Glibc.open(staged.id, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw Self.error("read the staged data", errno) }
+    defer { close(fd) }
+    var digester = Digester()
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { throw Self.error("read the staged data", errno) }
+      if count == 0 { break }
+      buffer.withUnsafeBytes { digester.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+    return digester.finalize()
+  }
+
+  public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
+    let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
+      throw Self.error("read the object data", errno)
+    }
+    return .file(OpenFile(fd: fd, size: Int(object.size)))
+  }
+
+  /// Copies everything from `source` to the file at `path`, 1 MiB at a time.
+  private func copy(from source: Int32, to path: String, append: Bool = false) throws(StorageError) {
+    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
+    let out = Glibc.open(path, flags, 0o644)
+    guard out >= 0 else { throw Self.error("create a file", errno) }
+    defer { close(out) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { throw Self.error("read", errno) }
+      if count == 0 { break }
+      var offset = 0
+      while offset < count {
+        let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else {
+          let code = errno
+          unlink(path)
+          throw Self.error("write", code)
+        }
+        offset += written
+      }
+    }
+    if fsync && Glibc.fsync(out) != 0 { throw Self.error("sync", errno) }
+  }
+
   public func discard(_ staged: StagedData) {
     unlink(staged.id)
   }
@@ -201,7 +294,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
-    let fd = open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
       if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
       throw Self.error("read the object data", errno)
@@ -243,7 +336,7 @@ public final class FileBackend: StorageBackend {
   }
 
   private func writeFile(_ bytes: [UInt8], to path: String) throws(StorageError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw Self.error("create a file", errno) }
     var offset = 0
     while offset < bytes.count {
@@ -272,7 +365,7 @@ public final class FileBackend: StorageBackend {
 
   private func syncDirectory(_ path: String) {
     guard fsync else { return }
-    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard fd >= 0 else { return }
     _ = Glibc.fsync(fd)
     close(fd)

@@ -310,6 +310,12 @@ public struct JSONWriter {
 
   public mutating func bool(_ key: String, _ value: Bool) { raw(key, value ? "true" : "false") }
 
+  /// A literal value (number, `true`, `null`) as an array element or after `key`.
+  public mutating func rawValue(_ literal: String) {
+    separate()
+    bytes.append(contentsOf: literal.utf8)
+  }
+
   public mutating func null(_ key: String) { raw(key, "null") }
 
   public mutating func objectKey(_ key: String) {

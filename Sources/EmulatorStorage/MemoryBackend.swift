@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Keeps everything in memory: for throwaway test runs (`--in-memory`) and fast unit tests.
@@ -29,6 +30,28 @@ public final class MemoryBackend: StorageBackend {
       state.staged[id] = bytes
       return StagedData(id: id, size: Int64(bytes.count))
     }
+  }
+
+  public func stage(file path: String) throws(StorageError) -> StagedData {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw StorageError.io("cannot read the spooled upload")
+    }
+    try? FileManager.default.removeItem(atPath: path)
+    return try stage(Array(data))
+  }
+
+  public func stageConcatenation(of objects: [ObjectMetadata]) throws(StorageError) -> StagedData {
+    var bytes: [UInt8] = []
+    for object in objects { bytes += try read(object) }
+    return try stage(bytes)
+  }
+
+  public func digest(_ staged: StagedData) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32) {
+    Digester.digest(state.withLock { $0.staged[staged.id] ?? [] })
+  }
+
+  public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
+    .bytes(try read(object))
   }
 
   public func discard(_ staged: StagedData) {

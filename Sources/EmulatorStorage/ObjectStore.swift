@@ -2,6 +2,10 @@ import Crypto
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The storage service: buckets, objects, update and precondition rules, over a backend.
 ///
 /// Concurrency: the index (buckets, sorted names, metadata) sits behind one `Mutex`, held only
@@ -161,6 +165,18 @@ public final class ObjectStore: Sendable {
     return (object, try backend.read(object))
   }
 
+  /// The live object's metadata and an open handle on its bytes (a file descriptor for the file
+  /// backend, so large objects are streamed, not loaded).
+  public func open(
+    bucket: String, name: String, conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> (ObjectMetadata, ObjectData) {
+    let lock = stripe(bucket, name)
+    lock.lock()
+    defer { lock.unlock() }
+    let object = try metadata(bucket: bucket, name: name, conditions: conditions)
+    return (object, try backend.open(object))
+  }
+
   // MARK: Writing
 
   /// What an upload carries besides its bytes.
@@ -183,35 +199,96 @@ public final class ObjectStore: Sendable {
     }
   }
 
+  /// Where an upload's bytes are.
+  public enum DataSource: Sendable {
+    case bytes([UInt8])
+    /// A file the store takes ownership of (moved into the data folder when possible).
+    case file(String)
+  }
+
   /// Stores a new generation of the object. An absent or empty content type becomes
   /// `application/octet-stream`.
   public func insert(
     bucket: String, name: String, data: [UInt8], upload: Upload = Upload(),
     conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    try Naming.validateObjectName(name)
-    try Naming.validateBucketName(bucket)
-    let md5 = Array(Insecure.MD5.hash(data: data))
-    let crc = CRC32C.checksum(data)
-    if let expected = upload.expectedMD5, expected != md5 {
-      throw StorageError.checksumMismatch(
-        "Provided MD5 hash \"\(Data(expected).base64EncodedString())\" doesn't match calculated MD5 hash \"\(Data(md5).base64EncodedString())\"."
+    try insert(bucket: bucket, name: name, source: .bytes(data), upload: upload, conditions: conditions)
+  }
+
+  public func insert(
+    bucket: String, name: String, source: DataSource, upload: Upload = Upload(),
+    conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    do {
+      try Naming.validateObjectName(name)
+      try Naming.validateBucketName(bucket)
+    } catch {
+      if case .file(let path) = source { unlink(path) }
+      throw error
+    }
+    let staged: StagedData
+    let digest: (md5: [UInt8], crc32c: UInt32)
+    switch source {
+    case .bytes(let bytes):
+      digest = Digester.digest(bytes)
+      if let failure = Self.checksumFailure(upload, digest) { throw failure }
+      staged = try backend.stage(bytes)
+    case .file(let path):
+      staged = try backend.stage(file: path)
+      do {
+        digest = try backend.digest(staged)
+      } catch {
+        backend.discard(staged)
+        throw error
+      }
+      if let failure = Self.checksumFailure(upload, digest) {
+        backend.discard(staged)
+        throw failure
+      }
+    }
+    return try commitNew(
+      bucket: bucket, name: name, staged: staged, md5: digest.md5, crc32c: digest.crc32c, componentCount: nil,
+      upload: upload, conditions: conditions
+    ) { _ in }
+  }
+
+  private static func checksumFailure(_ upload: Upload, _ digest: (md5: [UInt8], crc32c: UInt32)) -> StorageError? {
+    if let expected = upload.expectedMD5, expected != digest.md5 {
+      return StorageError.checksumMismatch(
+        "Provided MD5 hash \"\(Data(expected).base64EncodedString())\" doesn't match calculated MD5 hash \"\(Data(digest.md5).base64EncodedString())\"."
       )
     }
-    if let expected = upload.expectedCRC32C, expected != crc {
-      throw StorageError.checksumMismatch("Provided CRC32C \"\(expected)\" doesn't match calculated CRC32C \"\(crc)\".")
+    if let expected = upload.expectedCRC32C, expected != digest.crc32c {
+      return StorageError.checksumMismatch(
+        "Provided CRC32C \"\(Self.base64(expected))\" doesn't match calculated CRC32C \"\(Self.base64(digest.crc32c))\"."
+      )
     }
-    try ensureBucket(bucket)
-    let staged = try backend.stage(data)
-    let lock = stripe(bucket, name)
-    lock.lock()
-    defer { lock.unlock() }
+    return nil
+  }
+
+  private static func base64(_ crc: UInt32) -> String {
+    Data([UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)])
+      .base64EncodedString()
+  }
+
+  /// Publishes staged bytes as a new generation: the write preconditions are checked under the
+  /// object's lock, atomically with the commit. `prepare` fills in metadata before the patch.
+  private func commitNew(
+    bucket: String, name: String, staged: StagedData, md5: [UInt8]?, crc32c: UInt32, componentCount: Int?,
+    upload: Upload, conditions: Preconditions, prepare: (inout ObjectMetadata) -> Void
+  ) throws(StorageError) -> ObjectMetadata {
     do {
+      try ensureBucket(bucket)
+      let lock = stripe(bucket, name)
+      lock.lock()
+      defer { lock.unlock() }
       let previous = try lookup(bucket, name)
       try conditions.checkWrite(previous, bucket: bucket, name: name)
       var object = ObjectMetadata(
-        bucket: bucket, name: name, generation: nextGeneration(), size: Int64(data.count), md5: md5, crc32c: crc,
+        bucket: bucket, name: name, generation: nextGeneration(), size: staged.size, md5: md5, crc32c: crc32c,
         now: Timestamp.nowMilliseconds())
+      object.componentCount = componentCount
+      prepare(&object)
       upload.patch.apply(to: &object)
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
@@ -226,12 +303,119 @@ public final class ObjectStore: Sendable {
     }
   }
 
+  /// Copies (or rewrites) an object. The destination starts with the source's metadata, then
+  /// `upload.patch` applies; `sourceConditions` failing is `conditionNotMet`.
+  public func copy(
+    from sourceBucket: String, _ sourceName: String, sourceConditions: Preconditions = Preconditions(),
+    to bucket: String, _ name: String, upload: Upload = Upload(), conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    try Naming.validateObjectName(name)
+    try Naming.validateBucketName(bucket)
+    guard let source = try lookup(sourceBucket, sourceName) else {
+      throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
+    }
+    try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
+    let staged = try backend.stageConcatenation(of: [source])
+    return try commitNew(
+      bucket: bucket, name: name, staged: staged, md5: source.md5, crc32c: source.crc32c,
+      componentCount: source.componentCount, upload: upload, conditions: conditions
+    ) { object in
+      object.contentType = source.contentType
+      object.cacheControl = source.cacheControl
+      object.contentDisposition = source.contentDisposition
+      object.contentEncoding = source.contentEncoding
+      object.contentLanguage = source.contentLanguage
+      object.customTime = source.customTime
+      object.custom = source.custom
+      object.downloadTokens = source.downloadTokens
+    }
+  }
+
+  /// One source of a compose.
+  public struct ComposeSource: Sendable {
+    public var name: String
+    public var generation: Int64?
+    public var ifGenerationMatch: Int64?
+
+    public init(name: String, generation: Int64? = nil, ifGenerationMatch: Int64? = nil) {
+      self.name = name
+      self.generation = generation
+      self.ifGenerationMatch = ifGenerationMatch
+    }
+  }
+
+  /// Concatenates up to 32 objects of one bucket into `name`. Like GCS, the result has a
+  /// `crc32c` but no `md5Hash`, and a `componentCount`.
+  public func compose(
+    bucket: String, name: String, sources: [ComposeSource], upload: Upload = Upload(),
+    conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    try Naming.validateObjectName(name)
+    guard (1...32).contains(sources.count) else {
+      throw StorageError.invalid("A compose request needs 1 to 32 source objects, got \(sources.count).")
+    }
+    var objects: [ObjectMetadata] = []
+    for source in sources {
+      guard let object = try lookup(bucket, source.name) else {
+        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
+      }
+      if let generation = source.generation, generation != object.generation {
+        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
+      }
+      if let expected = source.ifGenerationMatch, expected != object.generation {
+        throw StorageError.conditionNotMet(
+          "Source object '\(source.name)' has generation \(object.generation), not \(expected).")
+      }
+      objects.append(object)
+    }
+    let components = objects.reduce(0) { $0 + ($1.componentCount ?? 1) }
+    guard components <= 1024 else {
+      throw StorageError.invalid(
+        "A composite object may have at most 1024 components; this one would have \(components).")
+    }
+    let staged = try backend.stageConcatenation(of: objects)
+    let digest: (md5: [UInt8], crc32c: UInt32)
+    do {
+      digest = try backend.digest(staged)
+    } catch {
+      backend.discard(staged)
+      throw error
+    }
+    return try commitNew(
+      bucket: bucket, name: name, staged: staged, md5: nil, crc32c: digest.crc32c, componentCount: components,
+      upload: upload, conditions: conditions
+    ) { _ in }
+  }
+
   /// Applies a metadata change (PATCH merge, or PUT replace) to the live object:
   /// metageneration +1, `updated` = now; generation, data and hashes unchanged.
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
     try modify(bucket: bucket, name: name, conditions: conditions) { patch.apply(to: &$0) }
+  }
+
+  /// Checks write preconditions against the live object now (a resumable upload checks them when
+  /// it starts, and again, atomically, when it commits).
+  public func checkWrite(bucket: String, name: String, conditions: Preconditions) throws(StorageError) {
+    try Naming.validateObjectName(name)
+    let current: ObjectMetadata?
+    do {
+      current = try lookup(bucket, name)
+    } catch .bucketNotFound {
+      if options.strictBuckets { throw StorageError.bucketNotFound(bucket: bucket) }
+      current = nil
+    }
+    try conditions.checkWrite(current, bucket: bucket, name: name)
+  }
+
+  /// Changes the download tokens (Firebase `create_token` / `delete_token`): a metadata change.
+  public func updateTokens(
+    bucket: String, name: String, _ change: @escaping ([String]) -> [String]
+  ) throws(StorageError) -> ObjectMetadata {
+    try modify(bucket: bucket, name: name, conditions: Preconditions()) {
+      $0.downloadTokens = change($0.downloadTokens)
+    }
   }
 
   /// Gives the object a download token if it has none (the Firebase surface does this on its

@@ -1,3 +1,11 @@
+import Crypto
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A bucket as stored.
 public struct BucketInfo: Sendable, Equatable {
   public var name: String
@@ -39,6 +47,12 @@ public protocol StorageBackend: Sendable {
   func removeBucket(_ name: String) throws(StorageError)
   /// Writes the bytes somewhere invisible until `commit`.
   func stage(_ bytes: [UInt8]) throws(StorageError) -> StagedData
+  /// Takes ownership of a file (an upload spooled to disk) and stages its bytes.
+  func stage(file path: String) throws(StorageError) -> StagedData
+  /// Stages the concatenation of the live bytes of `objects` (one object: a copy).
+  func stageConcatenation(of objects: [ObjectMetadata]) throws(StorageError) -> StagedData
+  /// MD5 and CRC32C of staged bytes.
+  func digest(_ staged: StagedData) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32)
   func discard(_ staged: StagedData)
   /// Makes `object` the live version: with `data`, a new generation replacing `previous` (whose
   /// bytes are then dropped); without, a metadata-only update that leaves the bytes alone.
@@ -46,4 +60,49 @@ public protocol StorageBackend: Sendable {
   func remove(_ object: ObjectMetadata) throws(StorageError)
   /// The live bytes of `object`.
   func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]
+  /// The live bytes of `object`, as an open file when the backend has one (streamed with
+  /// `sendfile`; the bytes stay readable even if the object is replaced meanwhile).
+  func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
 }
+
+/// An object's bytes for reading.
+public enum ObjectData: Sendable {
+  case bytes([UInt8])
+  case file(OpenFile)
+}
+
+/// An open, read-only file descriptor, closed when the last reference goes.
+public final class OpenFile: Sendable {
+  public let fd: Int32
+  public let size: Int
+
+  public init(fd: Int32, size: Int) {
+    self.fd = fd
+    self.size = size
+  }
+
+  deinit { closeDescriptor(fd) }
+}
+
+/// Streaming digests, shared by the backends.
+public struct Digester {
+  private var md5 = Insecure.MD5()
+  private var crc = CRC32C()
+
+  public init() {}
+
+  public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    md5.update(bufferPointer: bytes)
+    crc.update(bytes)
+  }
+
+  public func finalize() -> (md5: [UInt8], crc32c: UInt32) { (Array(md5.finalize()), crc.value) }
+
+  public static func digest(_ bytes: [UInt8]) -> (md5: [UInt8], crc32c: UInt32) {
+    var digester = Digester()
+    bytes.withUnsafeBytes { digester.update($0) }
+    return digester.finalize()
+  }
+}
+
+private func closeDescriptor(_ fd: Int32) { _ = close(fd) }

@@ -20,4 +20,10 @@ public enum StorageError: Error, Sendable, Equatable {
   case insufficientStorage(String)
   /// A file-system failure other than a full disk: nothing was changed.
   case io(String)
+  /// No resumable upload session has this id.
+  case uploadNotFound(String)
+  /// A chunk did not start where the session's data ends.
+  case uploadOffsetMismatch(expected: Int64, received: Int64)
+  /// The session was finalized or cancelled.
+  case uploadNotActive(String)
 }

@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import Foundation
 import Testing
 
 @testable import EmulatorAPI
@@ -10,7 +11,8 @@ struct APIHarness {
 
   init(limits: APILimits = APILimits(), strictBuckets: Bool = false) throws {
     let store = try ObjectStore(backend: MemoryBackend(), options: .init(strictBuckets: strictBuckets))
-    api = StorageAPI(store: store, limits: limits)
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-api-\(UUID().uuidString)")
+    api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder), limits: limits)
   }
 
   @discardableResult

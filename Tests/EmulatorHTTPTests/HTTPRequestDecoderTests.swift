@@ -5,10 +5,13 @@ import Testing
 /// Decodes everything in `text`, fed whole or one byte at a time; returns the requests, or the
 /// first error.
 private func decode(
-  _ text: String, byteAtATime: Bool = false, limits: HTTPLimits = HTTPLimits(), bodyLimit: Int = .max
+  _ text: String, byteAtATime: Bool = false, limits: HTTPLimits = HTTPLimits(), bodyLimit: Int = .max,
+  spoolThreshold: Int = .max, parts: UnsafeMutablePointer<Int>? = nil
 ) -> Result<[HTTPRequest], HTTPParseError> {
   var decoder = HTTPRequestDecoder(limits: limits)
+  decoder.spoolThreshold = spoolThreshold
   var requests: [HTTPRequest] = []
+  var spooled: [UInt8] = []
   let bytes = Array(text.utf8)
   let chunks: [[UInt8]] = byteAtATime ? bytes.map { [$0] } : [bytes]
   do {
@@ -18,7 +21,13 @@ private func decode(
         switch try decoder.next(bodyLimit: { _ in bodyLimit }) {
         case .needMoreData: break loop
         case .continueExpected: continue
-        case .request(let request): requests.append(request)
+        case .bodyPart(let part):
+          spooled += part
+          parts?.pointee += 1
+        case .request(var request):
+          request.body = spooled + request.body
+          spooled = []
+          requests.append(request)
         }
       }
     }
@@ -64,6 +73,22 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
       + "5;name=value\r\nhello\r\n6 ; ext\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n"
     let requests = try decode(text, byteAtATime: byteAtATime).get()
     #expect(requests.map { String(decoding: $0.body, as: UTF8.self) } == ["hello world"])
+  }
+
+  @Test(arguments: [false, true])
+  func handsOutLargeBodiesInParts(byteAtATime: Bool) throws {
+    var parts = 0
+    let body = String(repeating: "0123456789", count: 100)
+    let fixed = "POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n" + body
+    let requests = try decode(fixed, byteAtATime: byteAtATime, spoolThreshold: 64, parts: &parts).get()
+    #expect(requests.map { String(decoding: $0.body, as: UTF8.self) } == [body])
+    // Fed whole, the body completes in one call and needs no parts.
+    #expect(byteAtATime ? parts >= 10 : parts == 0)
+    parts = 0
+    let chunked = "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n" + body + "\r\n0\r\n\r\n"
+    let again = try decode(chunked, byteAtATime: byteAtATime, spoolThreshold: 64, parts: &parts).get()
+    #expect(again.map { String(decoding: $0.body, as: UTF8.self) } == [body])
+    #expect(byteAtATime ? parts >= 10 : parts == 1)
   }
 
   @Test func answersPipelinedRequestsInOrder() throws {

@@ -1,0 +1,75 @@
+import EmulatorHTTP
+import EmulatorStorage
+
+/// Copy, rewrite and compose (GCS JSON API).
+extension StorageAPI {
+  func objectAction(_ context: RequestContext, bucket: String, action: ObjectAction) throws(APIError) -> HTTPResponse {
+    let query = context.query
+    let conditions = try RequestOptions.preconditions(query, context.request.headers, read: false)
+    let body = try RequestOptions.jsonObject(context.request.bodyBytes())
+    switch action {
+    case .copyTo(let source, let destinationBucket, let destination),
+      .rewriteTo(let source, let destinationBucket, let destination):
+      try Self.validate(source)
+      try Self.validate(destination)
+      var sourceConditions = Preconditions()
+      sourceConditions.generation = try RequestOptions.int64(query, "sourceGeneration")
+      sourceConditions.ifGenerationMatch = try RequestOptions.int64(query, "ifSourceGenerationMatch")
+      sourceConditions.ifGenerationNotMatch = try RequestOptions.int64(query, "ifSourceGenerationNotMatch")
+      sourceConditions.ifMetagenerationMatch = try RequestOptions.int64(query, "ifSourceMetagenerationMatch")
+      sourceConditions.ifMetagenerationNotMatch = try RequestOptions.int64(query, "ifSourceMetagenerationNotMatch")
+      let patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: patchOptions(context))
+      }
+      let object = try storage { () throws(StorageError) in
+        try store.copy(
+          from: bucket, source, sourceConditions: sourceConditions, to: destinationBucket, destination,
+          upload: ObjectStore.Upload(patch: patch), conditions: conditions)
+      }
+      if case .copyTo = action { return context.object(object) }
+      var json = JSONWriter(capacity: 1024)
+      json.beginObject()
+      json.string("kind", "storage#rewriteResponse")
+      json.string("totalBytesRewritten", String(object.size))
+      json.string("objectSize", String(object.size))
+      json.bool("done", true)
+      json.key("resource")
+      context.json.writeGCSObject(object, into: &json, topLevel: false)
+      json.endObject()
+      return context.ok(json.bytes)
+    case .compose(let destination):
+      try Self.validate(destination)
+      guard case .array(let list)? = body["sourceObjects"], !list.isEmpty else {
+        throw APIError(400, .required, "sourceObjects is required: a list of {\"name\": …}.")
+      }
+      var sources: [ObjectStore.ComposeSource] = []
+      for entry in list {
+        guard let name = entry["name"]?.stringValue else {
+          throw APIError(400, .required, "Every source object needs a name.")
+        }
+        func int(_ value: JSONValue?) throws(APIError) -> Int64? {
+          switch value {
+          case nil, .null?: return nil
+          case .string(let text)?, .number(let text)?:
+            guard let number = Int64(text) else { throw APIError(400, .invalid, "'\(text)' is not a generation.") }
+            return number
+          default: throw APIError(400, .invalid, "A generation must be a number or a string of digits.")
+          }
+        }
+        sources.append(
+          ObjectStore.ComposeSource(
+            name: name, generation: try int(entry["generation"]),
+            ifGenerationMatch: try int(entry["objectPreconditions"]?["ifGenerationMatch"])))
+      }
+      let destinationDocument = body["destination"] ?? .object([])
+      let patch = try storage { () throws(StorageError) in
+        try MetadataPatch(json: destinationDocument, options: patchOptions(context))
+      }
+      let object = try storage { () throws(StorageError) in
+        try store.compose(
+          bucket: bucket, name: destination, sources: sources, upload: ObjectStore.Upload(patch: patch),
+          conditions: conditions)
+      }
+      return context.object(object)
+    }
+  }
+}

@@ -1,0 +1,474 @@
+import EmulatorHTTP
+import EmulatorStorage
+import Foundation
+
+/// Uploads (PROTOCOL.md §6): GCS `uploadType=media|multipart|resumable`, and the Firebase raw,
+/// multipart and X-Goog-Upload resumable protocols.
+extension StorageAPI {
+  /// A POST that creates an object (or starts a session) in `bucket`.
+  func upload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError) -> HTTPResponse {
+    let headers = context.request.headers
+    if context.route.surface.isFirebase {
+      let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
+      switch protocolName {
+      case "raw": return try simpleUpload(context, bucket: bucket, pathName: pathName)
+      case "multipart": return try multipartUpload(context, bucket: bucket, pathName: pathName)
+      case "resumable": return try startFirebaseResumable(context, bucket: bucket, pathName: pathName)
+      default:
+        throw APIError(
+          400, .invalid, "Unknown X-Goog-Upload-Protocol '\(protocolName)'; use raw, multipart or resumable.")
+      }
+    }
+    let uploadType = context.query["uploadType"] ?? "media"
+    switch uploadType {
+    case "media": return try simpleUpload(context, bucket: bucket, pathName: pathName)
+    case "multipart": return try multipartUpload(context, bucket: bucket, pathName: pathName)
+    case "resumable": return try startGCSResumable(context, bucket: bucket)
+    default:
+      throw APIError(400, .invalid, "Unknown uploadType '\(uploadType)'; use media, multipart or resumable.")
+    }
+  }
+
+  /// The request body as a data source: a spooled file is handed over, not copied.
+  static func source(_ request: HTTPRequest) -> ObjectStore.DataSource {
+    if let file = request.bodyFile { return .file(file.take()) }
+    return .bytes(request.body)
+  }
+
+  func patchOptions(_ context: RequestContext, replace: Bool = false) -> MetadataPatch.Options {
+    let firebase = context.route.surface.isFirebase
+    return MetadataPatch.Options(replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+  }
+
+  /// GCS media upload and the Firebase raw upload: the body is the data.
+  private func simpleUpload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+    -> HTTPResponse
+  {
+    guard let name = pathName ?? context.query["name"] else {
+      throw APIError(400, .required, "Object name is required: give it as ?name=… (or in the path on /v0).")
+    }
+    try Self.validate(name)
+    var patch = MetadataPatch()
+    if let type = context.request.headers["content-type"], !type.isEmpty { patch.fields[.contentType] = .set(type) }
+    return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: Self.source(context.request))
+  }
+
+  /// `multipart/related`: a JSON metadata part, then the data part.
+  private func multipartUpload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+    -> HTTPResponse
+  {
+    let contentType = context.request.headers["content-type"] ?? ""
+    guard contentType.lowercased().hasPrefix("multipart/"), let boundary = MultipartRelated.boundary(from: contentType)
+    else {
+      throw APIError(400, .invalid, "A multipart upload needs Content-Type: multipart/related; boundary=….")
+    }
+    let parts = try MultipartRelated.parse(context.request.bodyBytes(), boundary: boundary)
+    guard parts.count >= 2 else {
+      throw APIError(400, .invalid, "A multipart upload needs two parts (metadata, then data); got \(parts.count).")
+    }
+    let document = try RequestOptions.jsonObject(parts[0].body)
+    guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
+      throw APIError(400, .required, "Object name is required: give it in the metadata part or as ?name=….")
+    }
+    try Self.validate(name)
+    var patch = try storage { () throws(StorageError) in
+      try MetadataPatch(json: document, options: patchOptions(context))
+    }
+    if patch.fields[.contentType] == nil {
+      let type = parts[1].headers["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
+      if !type.isEmpty { patch.fields[.contentType] = .set(type) }
+    }
+    let hashes = try Self.expectedHashes(document: document, header: nil)
+    return try commitUpload(
+      context, bucket: bucket, name: name, patch: patch, source: .bytes(parts[1].body), hashes: hashes)
+  }
+
+  /// Stores an upload: query `contentEncoding`, Firebase defaults (token, inline disposition),
+  /// preconditions from the query; answers the resource in the surface's flavour.
+  private func commitUpload(
+    _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch, source: ObjectStore.DataSource,
+    hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
+  ) throws(APIError) -> HTTPResponse {
+    var patch = patch
+    let firebase = context.route.surface.isFirebase
+    if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
+      patch.fields[.contentEncoding] = .set(encoding)
+    }
+    if firebase && patch.fields[.contentDisposition] == nil {
+      patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
+    }
+    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+    let upload = ObjectStore.Upload(
+      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
+    let object = try storage { () throws(StorageError) in
+      try store.insert(bucket: bucket, name: name, source: source, upload: upload, conditions: conditions)
+    }
+    return context.object(object)
+  }
+
+  /// `inline; filename*=utf-8''<last path segment>`, the disposition Firebase gives its uploads.
+  static func inlineDisposition(for name: String) -> String {
+    let last = name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? name
+    return "inline; filename*=utf-8''" + URLCoding.encodeComponent(last)
+  }
+
+  /// md5Hash/crc32c from a metadata document and from an `X-Goog-Hash` header, to verify.
+  static func expectedHashes(document: JSONValue?, header: String?) throws(APIError) -> (md5: [UInt8]?, crc: UInt32?) {
+    var md5: [UInt8]?
+    var crc: UInt32?
+    func decodeMD5(_ text: String) throws(APIError) -> [UInt8] {
+      guard let data = Data(base64Encoded: text), data.count == 16 else {
+        throw APIError(400, .invalid, "md5Hash '\(text)' is not the base64 of 16 bytes.")
+      }
+      return Array(data)
+    }
+    func decodeCRC(_ text: String) throws(APIError) -> UInt32 {
+      guard let data = Data(base64Encoded: text), data.count == 4 else {
+        throw APIError(400, .invalid, "crc32c '\(text)' is not the base64 of 4 big-endian bytes.")
+      }
+      return data.reduce(0) { $0 << 8 | UInt32($1) }
+    }
+    if let text = document?["md5Hash"]?.stringValue { md5 = try decodeMD5(text) }
+    if let text = document?["crc32c"]?.stringValue { crc = try decodeCRC(text) }
+    for item in (header ?? "").split(separator: ",") {
+      let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+      guard pair.count == 2 else { continue }
+      if pair[0] == "md5" { md5 = try decodeMD5(pair[1]) }
+      if pair[0] == "crc32c" { crc = try decodeCRC(pair[1]) }
+    }
+    return (md5, crc)
+  }
+
+  // MARK: GCS resumable
+
+  private func startGCSResumable(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    let headers = context.request.headers
+    let body = context.request.bodyBytes()
+    let document = try RequestOptions.jsonObject(body)
+    guard let name = context.query["name"] ?? document["name"]?.stringValue else {
+      throw APIError(400, .required, "Object name is required: give it as ?name=… or in the JSON body.")
+    }
+    try Self.validate(name)
+    _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: patchOptions(context)) }
+    let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
+    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    var expected: Int64?
+    if let text = headers["x-upload-content-length"], !text.isEmpty {
+      guard let value = Int64(text), value >= 0 else {
+        throw APIError(400, .invalid, "X-Upload-Content-Length '\(text)' is not a byte count.")
+      }
+      expected = value
+    }
+    let type = headers["x-upload-content-type"].flatMap { $0.isEmpty ? nil : $0 }
+    var encodingDocument = document
+    if let encoding = context.query["contentEncoding"], !encoding.isEmpty, case .object(var members) = document {
+      members.append(("contentEncoding", .string(encoding)))
+      encodingDocument = .object(members)
+    }
+    var rendered = JSONWriter()
+    Self.write(encodingDocument, into: &rendered)
+    let session = try storage { () throws(StorageError) in
+      try sessions.create(
+        UploadSession(
+          bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expected,
+          contentType: type, firebase: false))
+    }
+    let location =
+      "\(context.json.baseURL)/upload/storage/v1/b/\(URLCoding.encodeComponent(bucket))/o?uploadType=resumable&name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)"
+    return HTTPResponse(status: 200, headers: ["location": location, "x-guploader-uploadid": session.id])
+  }
+
+  /// A chunk, a status query, or the whole object, sent to a GCS session URL (PUT or POST).
+  func gcsResumableChunk(_ context: RequestContext, id: String) throws(APIError) -> HTTPResponse {
+    let session = try storage { () throws(StorageError) in try sessions.session(id) }
+    if context.method == "DELETE" {
+      try storage { () throws(StorageError) in try sessions.cancel(id) }
+      return HTTPResponse(status: 204)
+    }
+    if session.state == .final { return try finishedSession(context, session) }
+    guard session.state == .active else {
+      throw APIError(404, .notFound, "The upload session \(id) was cancelled.")
+    }
+    let request = context.request
+    let length = Int64(request.bodyCount)
+    var total: Int64?
+    var current = session
+    if let header = request.headers["content-range"] {
+      let range = try Self.parseContentRange(header)
+      total = range.total
+      if let first = range.first, let last = range.last {
+        guard last - first + 1 == length else {
+          throw APIError(
+            400, .invalid, "Content-Range '\(header)' announces \(last - first + 1) bytes but the body has \(length).")
+        }
+        if first > current.received {
+          throw APIError(
+            400, .invalid,
+            "The chunk starts at byte \(first) but \(current.received) bytes have been received; resume from \(current.received)."
+          )
+        }
+        current = try append(request, to: id, at: first)
+      } else if length > 0 {
+        throw APIError(400, .invalid, "A 'bytes */N' status request must have an empty body.")
+      }
+    } else {
+      // No Content-Range: the body is the whole object (gcloud-aio sends it this way).
+      current = try append(request, to: id, at: 0)
+      total = current.received
+    }
+    if let total, let expected = session.expectedSize, total != expected {
+      throw APIError(400, .invalid, "The upload announced \(expected) bytes but Content-Range says \(total).")
+    }
+    if let total, current.received > total {
+      throw APIError(400, .invalid, "Received \(current.received) bytes, more than the \(total) announced.")
+    }
+    guard let total, current.received == total else {
+      var headers: HTTPHeaders = [:]
+      if current.received > 0 { headers.add("range", "bytes=0-\(current.received - 1)") }
+      headers.add("x-guploader-uploadid", id)
+      return HTTPResponse(status: 308, headers: headers)
+    }
+    let hashes = try Self.expectedHashes(document: nil, header: request.headers["x-goog-hash"])
+    return try completeSession(context, current, hashes: hashes)
+  }
+
+  private func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
+    try storage { () throws(StorageError) in
+      if let file = request.bodyFile {
+        return try sessions.append(id, at: offset, file: file.path, allowOverlap: true)
+      }
+      return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: true)
+    }
+  }
+
+  /// `bytes F-L/T`, `bytes F-L/*`, `bytes */T`, `bytes */*`.
+  static func parseContentRange(_ header: String) throws(APIError) -> (first: Int64?, last: Int64?, total: Int64?) {
+    let text = header.trimmingCharacters(in: .whitespaces)
+    guard text.lowercased().hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else {
+      throw APIError(400, .invalid, "Content-Range '\(header)' is not 'bytes first-last/total'.")
+    }
+    let range = text[text.index(text.startIndex, offsetBy: 6)..<slash].trimmingCharacters(in: .whitespaces)
+    let totalText = text[text.index(after: slash)...].trimmingCharacters(in: .whitespaces)
+    var total: Int64?
+    if totalText != "*" {
+      guard let value = Int64(totalText), value >= 0 else {
+        throw APIError(400, .invalid, "Content-Range '\(header)' has a bad total.")
+      }
+      total = value
+    }
+    if range == "*" { return (nil, nil, total) }
+    let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
+    guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first
+    else {
+      throw APIError(400, .invalid, "Content-Range '\(header)' has a bad byte range.")
+    }
+    return (first, last, total)
+  }
+
+  /// Commits a session's bytes as the object: the start's preconditions are checked again,
+  /// atomically with the write.
+  private func completeSession(
+    _ context: RequestContext, _ session: UploadSession, hashes: (md5: [UInt8]?, crc: UInt32?)
+  ) throws(APIError) -> HTTPResponse {
+    let document = try RequestOptions.jsonObject(session.metadata)
+    var options = patchOptions(context)
+    options.customTimeWritable = !session.firebase
+    options.tokensInCustomMetadata = !session.firebase
+    var patch = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: options) }
+    if let type = session.contentType { patch.fields[.contentType] = .set(type) }
+    if session.firebase && patch.fields[.contentDisposition] == nil {
+      patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: session.name))
+    }
+    let fromDocument = try Self.expectedHashes(document: document, header: nil)
+    let upload = ObjectStore.Upload(
+      patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
+      createDownloadToken: session.firebase)
+    let object = try storage { () throws(StorageError) in
+      try sessions.complete(session.id) { (path: String) throws(StorageError) -> ObjectMetadata in
+        try store.insert(
+          bucket: session.bucket, name: session.name, source: .file(path), upload: upload,
+          conditions: session.conditions)
+      }
+    }
+    var response = context.object(object)
+    if session.firebase { response.headers.set("x-goog-upload-status", "final") }
+    return response
+  }
+
+  /// A repeated final request: the object as it is now.
+  private func finishedSession(_ context: RequestContext, _ session: UploadSession) throws(APIError) -> HTTPResponse {
+    let object = try storage { () throws(StorageError) in try store.metadata(bucket: session.bucket, name: session.name)
+    }
+    var response = context.object(object)
+    if session.firebase { response.headers.set("x-goog-upload-status", "final") }
+    return response
+  }
+
+  // MARK: Firebase resumable (X-Goog-Upload)
+
+  private func startFirebaseResumable(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+    -> HTTPResponse
+  {
+    let headers = context.request.headers
+    let commands = Self.commands(headers)
+    guard commands.contains("start") else {
+      throw APIError(400, .invalid, "A resumable upload starts with X-Goog-Upload-Command: start.")
+    }
+    let document = try RequestOptions.jsonObject(context.request.bodyBytes())
+    guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
+      throw APIError(400, .required, "Object name is required: give it in the path or as ?name=….")
+    }
+    try Self.validate(name)
+    _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: patchOptions(context)) }
+    let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
+    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    let lengthText = headers["x-goog-upload-header-content-length"] ?? headers["x-goog-upload-content-length"]
+    var expected: Int64?
+    if let lengthText, !lengthText.isEmpty {
+      guard let value = Int64(lengthText), value >= 0 else {
+        throw APIError(400, .invalid, "X-Goog-Upload-Content-Length '\(lengthText)' is not a byte count.")
+      }
+      expected = value
+    }
+    let type = (headers["x-goog-upload-header-content-type"] ?? headers["x-goog-upload-content-type"])
+      .flatMap { $0.isEmpty ? nil : $0 }
+    var rendered = JSONWriter()
+    Self.write(document, into: &rendered)
+    let session = try storage { () throws(StorageError) in
+      try sessions.create(
+        UploadSession(
+          bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expected,
+          contentType: type, firebase: true))
+    }
+    let url =
+      "\(context.json.baseURL)/v0/b/\(URLCoding.encodeComponent(bucket))/o?name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)&upload_protocol=resumable"
+    return HTTPResponse(
+      status: 200,
+      headers: [
+        "x-goog-upload-status": "active", "x-goog-upload-url": url, "x-goog-upload-control-url": url,
+        "x-goog-upload-chunk-granularity": "262144", "x-guploader-uploadid": session.id,
+      ])
+  }
+
+  static func commands(_ headers: HTTPHeaders) -> [String] {
+    (headers["x-goog-upload-command"] ?? "").split(separator: ",").map {
+      $0.trimmingCharacters(in: .whitespaces).lowercased()
+    }.filter { !$0.isEmpty }
+  }
+
+  /// A request to a Firebase upload URL: `upload`, `finalize` (combinable), `query`, `cancel`.
+  func firebaseResumableCommand(_ context: RequestContext, id: String) throws(APIError) -> HTTPResponse {
+    let commands = Self.commands(context.request.headers)
+    guard !commands.isEmpty else {
+      throw APIError(400, .invalid, "X-Goog-Upload-Command is required (upload, finalize, query or cancel).")
+    }
+    var session = try storage { () throws(StorageError) in try sessions.session(id) }
+    func status(_ code: Int, _ state: UploadSession.State, _ received: Int64, _ extra: APIError? = nil) -> HTTPResponse
+    {
+      var headers: HTTPHeaders = [
+        "x-goog-upload-status": state.rawValue, "x-goog-upload-size-received": String(received),
+      ]
+      if let extra {
+        var response = extra.response(firebase: true)
+        for field in headers { response.headers.set(field.name, field.value) }
+        return response
+      }
+      headers.add("content-type", "text/plain")
+      return HTTPResponse(status: code, headers: headers)
+    }
+    if commands.contains("query") {
+      return status(200, session.state, session.received)
+    }
+    if commands.contains("cancel") {
+      try storage { () throws(StorageError) in try sessions.cancel(id) }
+      return status(200, .cancelled, session.received)
+    }
+    if session.state == .final { return try finishedSession(context, session) }
+    guard session.state == .active else {
+      return status(400, session.state, session.received, APIError(400, .invalid, "The upload was cancelled."))
+    }
+    if commands.contains("upload") {
+      guard let offsetText = context.request.headers["x-goog-upload-offset"], let offset = Int64(offsetText) else {
+        return status(
+          400, .active, session.received, APIError(400, .required, "X-Goog-Upload-Offset is required with 'upload'."))
+      }
+      guard offset == session.received else {
+        // Never appended blindly: the client queries and resumes from the true count.
+        return status(
+          400, .active, session.received,
+          APIError(
+            400, .invalid,
+            "X-Goog-Upload-Offset is \(offset) but \(session.received) bytes have been received; resume from \(session.received)."
+          ))
+      }
+      let request = context.request
+      do {
+        session = try storage { () throws(StorageError) in
+          if let file = request.bodyFile {
+            return try sessions.append(id, at: offset, file: file.path, allowOverlap: false)
+          }
+          return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: false)
+        }
+      } catch {
+        let current = (try? sessions.session(id))?.received ?? session.received
+        return status(error.status, .active, current, error)
+      }
+    }
+    guard commands.contains("finalize") else { return status(200, .active, session.received) }
+    if let expected = session.expectedSize, expected != session.received {
+      return status(
+        400, .active, session.received,
+        APIError(400, .invalid, "The upload announced \(expected) bytes but \(session.received) were received."))
+    }
+    return try completeSession(context, session, hashes: (nil, nil))
+  }
+
+  /// Renders a parsed JSON value back to text (session metadata is kept as JSON).
+  static func write(_ value: JSONValue, into json: inout JSONWriter) {
+    switch value {
+    case .null: json.rawValue("null")
+    case .bool(let flag): json.rawValue(flag ? "true" : "false")
+    case .number(let text): json.rawValue(text)
+    case .string(let text): json.string(text)
+    case .array(let values):
+      json.beginArray()
+      for element in values { write(element, into: &json) }
+      json.endArray()
+    case .object(let members):
+      json.beginObject()
+      for (key, member) in members {
+        json.key(key)
+        write(member, into: &json)
+      }
+      json.endObject()
+    }
+  }
+
+  // MARK: Firebase download tokens
+
+  /// `POST /v0/b/{b}/o/{name}?create_token=true` and `?delete_token=T`, for admin credentials
+  /// (`Authorization: Bearer owner` or `Firebase owner`, the Firebase emulator's convention).
+  func tokenCommand(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+    let authorization = context.request.headers["authorization"] ?? ""
+    guard authorization == "Bearer owner" || authorization == "Firebase owner" else {
+      throw APIError(403, .forbidden, "Missing admin credentials: send Authorization: Bearer owner.")
+    }
+    if let create = context.query["create_token"] {
+      guard create == "true" else {
+        throw APIError(400, .invalid, "create_token must be 'true', got '\(create)'.")
+      }
+      let object = try storage { () throws(StorageError) in
+        try store.updateTokens(bucket: bucket, name: name) { $0 + [UUID().uuidString.lowercased()] }
+      }
+      return context.object(object)
+    }
+    let token = context.query["delete_token"] ?? ""
+    let object = try storage { () throws(StorageError) in
+      try store.updateTokens(bucket: bucket, name: name) { tokens in
+        let kept = tokens.filter { $0 != token }
+        return kept.isEmpty ? [UUID().uuidString.lowercased()] : kept
+      }
+    }
+    return context.object(object)
+  }
+}
