@@ -19,8 +19,10 @@ let package = Package(
       name: "EmulatorStorage",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")]
     ),
+    // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
+    .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
-    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage"]),
+    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "CZlib"]),
     // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
     .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),

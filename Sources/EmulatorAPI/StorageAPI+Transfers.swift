@@ -6,21 +6,22 @@ extension StorageAPI {
   // MARK: Downloads
 
   /// `?alt=media` and `/download/...`: the stored bytes with their hashes and stored headers; a
-  /// single `Range` gives 206 (416 when unsatisfiable). Bytes are sent exactly as stored: nothing
-  /// is compressed on the fly.
+  /// single `Range` gives 206 (416 when unsatisfiable). Nothing is compressed on the fly. An
+  /// object stored with `contentEncoding: gzip` is sent as stored only to a client whose
+  /// `Accept-Encoding` explicitly allows gzip; others get it decompressed (no Content-Length,
+  /// Range ignored, `X-Goog-Hash` still describing the stored bytes), as GCS does.
   func download(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
     let headers = context.request.headers
     let conditions = try RequestOptions.preconditions(context.query, headers, read: true)
-    let (object, bytes) = try storage { () throws(StorageError) in
-      try store.read(bucket: bucket, name: name, conditions: conditions)
+    let (object, data) = try storage { () throws(StorageError) in
+      try store.open(bucket: bucket, name: name, conditions: conditions)
     }
     if context.route.surface.isFirebase, let token = context.query["token"], !object.downloadTokens.contains(token) {
       throw APIError(403, .forbidden, "Permission denied: the download token does not match this object.")
     }
     var response = HTTPHeaders()
     response.add("content-type", object.contentType ?? "application/octet-stream")
-    response.add("accept-ranges", "bytes")
     response.add("etag", object.etag)
     response.add("last-modified", Self.httpDate(milliseconds: object.updated))
     var hash = "crc32c=\(object.crc32cBase64)"
@@ -34,22 +35,52 @@ extension StorageAPI {
     if let value = object.cacheControl { response.add("cache-control", value) }
     if let value = object.contentDisposition { response.add("content-disposition", value) }
     if let value = object.contentLanguage { response.add("content-language", value) }
-    if let value = object.contentEncoding { response.add("content-encoding", value) }
     for (key, value) in object.sortedCustom where Self.isHeaderToken(key) {
       response.add("x-goog-meta-" + key, value)
     }
+    let gzipStored = object.contentEncoding?.lowercased() == "gzip"
+    let noTransform = object.cacheControl?.lowercased().contains("no-transform") ?? false
+    if gzipStored && !noTransform && !Self.acceptsGzip(headers["accept-encoding"]) {
+      var transcoded = HTTPResponse(status: 200, headers: response)
+      transcoded.bodyStream = GzipInflateStream(data)
+      return transcoded
+    }
+    if let value = object.contentEncoding { response.add("content-encoding", value) }
+    response.add("accept-ranges", "bytes")
+    let size = Int(object.size)
+    var first = 0
+    var last = size - 1
+    var status = 200
     if let rangeHeader = headers["range"], let range = Self.parseRange(rangeHeader) {
-      guard let (start, end) = range.resolve(size: bytes.count) else {
-        response.set("content-range", "bytes */\(bytes.count)")
+      guard let (start, end) = range.resolve(size: size) else {
+        response.set("content-range", "bytes */\(size)")
         throw APIError(
-          416, .rangeNotSatisfiable,
-          "The requested range '\(rangeHeader)' is not satisfiable for \(bytes.count) bytes.",
+          416, .rangeNotSatisfiable, "The requested range '\(rangeHeader)' is not satisfiable for \(size) bytes.",
           headers: response)
       }
-      response.add("content-range", "bytes \(start)-\(end)/\(bytes.count)")
-      return HTTPResponse(status: 206, headers: response, body: Array(bytes[start...end]))
+      response.add("content-range", "bytes \(start)-\(end)/\(size)")
+      (first, last, status) = (start, end, 206)
     }
-    return HTTPResponse(status: 200, headers: response, body: bytes)
+    var reply = HTTPResponse(status: status, headers: response)
+    switch data {
+    case .bytes(let bytes):
+      reply.body = size == 0 ? [] : Array(bytes[first...last])
+    case .file(let file):
+      reply.bodyFile = FileRegion(fd: file.fd, offset: first, length: max(0, last - first + 1), owner: file)
+    }
+    return reply
+  }
+
+  /// Whether `Accept-Encoding` names gzip with a non-zero quality (`*` does not count).
+  static func acceptsGzip(_ header: String?) -> Bool {
+    guard let header else { return false }
+    for item in header.split(separator: ",") {
+      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+      guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" else { continue }
+      let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+      return quality > 0
+    }
+    return false
   }
 
   /// One byte range of `Range: bytes=…` (RFC 9110 §14.1.2).

@@ -342,3 +342,42 @@ final class LogLines: Sendable {
 }
 
 import Synchronization
+
+@Suite struct UploadSessionTests {
+  @Test func sessionsSurviveARestartWithTheirBytes() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let directory = folder.url.appendingPathComponent("uploads")
+    let id: String
+    do {
+      let sessions = try UploadSessions(directory: directory)
+      let session = try sessions.create(
+        UploadSession(
+          bucket: "bkt", name: "big", metadata: Array(#"{"metadata":{"a":"1"}}"#.utf8),
+          conditions: Preconditions(ifGenerationMatch: 0), expectedSize: 6, contentType: "text/plain", firebase: true))
+      id = session.id
+      try sessions.append(id, at: 0, bytes: Array("abc".utf8), allowOverlap: false)
+    }
+    let reopened = try UploadSessions(directory: directory)
+    let session = try reopened.session(id)
+    #expect(session.received == 3)
+    #expect(session.conditions.ifGenerationMatch == 0)
+    #expect(session.expectedSize == 6 && session.firebase && session.contentType == "text/plain")
+    #expect(throws: StorageError.uploadOffsetMismatch(expected: 1, received: 3)) {
+      try reopened.append(id, at: 1, bytes: Array("xyz".utf8), allowOverlap: false)
+    }
+    // A retried, overlapping chunk appends only what is new.
+    try reopened.append(id, at: 1, bytes: Array("bcdef".utf8), allowOverlap: true)
+    let store = try ObjectStore(backend: MemoryBackend())
+    let object = try reopened.complete(id) { (path: String) throws(StorageError) -> ObjectMetadata in
+      try store.insert(bucket: "bkt", name: "big", source: .file(path))
+    }
+    #expect(object.size == 6)
+    #expect(try store.read(bucket: "bkt", name: "big").1 == Array("abcdef".utf8))
+    #expect(try reopened.session(id).state == .final)
+    #expect(throws: StorageError.uploadNotActive(id)) {
+      try reopened.append(id, at: 6, bytes: [1], allowOverlap: false)
+    }
+    #expect(throws: StorageError.uploadNotFound("nope")) { try reopened.session("nope") }
+  }
+}

@@ -143,3 +143,41 @@ import Testing
     try stillServes()
   }
 }
+
+@Suite struct LargeTransferTests {
+  @Test func tenMiBResumableUploadThenRangesStreamedFromDisk() throws {
+    let server = try RunningEmulator()
+    defer {
+      server.stop()
+      server.removeFolder()
+    }
+    let size = 10 << 20
+    let data = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+    let start = try Curl.request(
+      "POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=resumable&name=big.bin", body: "{}",
+      headers: ["X-Upload-Content-Length: \(size)"])
+    let location = try #require(start.header("location"))
+    let half = 4 << 20
+    let first = try Curl().perform(
+      "PUT", location, body: Array(data[0..<half]), headers: ["Content-Range: bytes 0-\(half - 1)/\(size)"])
+    #expect(first.status == 308)
+    #expect(first.header("range") == "bytes=0-\(half - 1)")
+    let last = try Curl().perform(
+      "PUT", location, body: Array(data[half...]), headers: ["Content-Range: bytes \(half)-\(size - 1)/\(size)"])
+    #expect(last.status == 200)
+    #expect(last.json["size"] as? String == String(size))
+    let whole = try Curl().perform("GET", server.base + "/download/storage/v1/b/bkt/o/big.bin?alt=media")
+    #expect(whole.body == data)
+    let range = try Curl().perform(
+      "GET", server.base + "/download/storage/v1/b/bkt/o/big.bin?alt=media", headers: ["Range: bytes=5000000-5000009"])
+    #expect(range.status == 206)
+    #expect(range.body == Array(data[5_000_000...5_000_009]))
+    // A big media upload is spooled to disk and moved into place.
+    let media = try Curl().perform(
+      "POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=media.bin", body: data)
+    #expect(media.json["md5Hash"] as? String == last.json["md5Hash"] as? String)
+    let tmp = try FileManager.default.contentsOfDirectory(
+      atPath: server.dataDirectory.appendingPathComponent("tmp").path)
+    #expect(tmp.isEmpty)
+  }
+}
