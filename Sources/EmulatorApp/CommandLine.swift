@@ -110,7 +110,7 @@ public enum CommandLineTool {
     withExtendedLifetime(sources) { dispatchMain() }
   }
 
-  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s at most), exit 0.
+  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
   private static func installSignalHandlers(_ emulator: Emulator) -> [any DispatchSourceSignal] {
     let queue = DispatchQueue(label: "storage-emulator.signals")
     var sources: [any DispatchSourceSignal] = []
@@ -118,7 +118,7 @@ public enum CommandLineTool {
       signal(signalNumber, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
       source.setEventHandler {
-        emulator.stop(gracePeriod: 5)
+        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds)
         say("storage-emulator stopped")
         exit(0)
       }

@@ -16,6 +16,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var strictBuckets = false
   /// Buckets created at start-up if missing.
   public var buckets: [String] = []
+  /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
+  public var shutdownGraceSeconds: Double = 5
 
   public init() {}
 
@@ -65,7 +67,13 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "max_header_bytes": server.limits.maxHeaderBytes = try value.integer(key, in: 256...(16 << 20))
     case "max_header_count": server.limits.maxHeaderCount = try value.integer(key, in: 1...100_000)
     case "max_connections": server.maxConnections = try value.integer(key, in: 1...1_000_000)
-    case "idle_timeout_seconds": server.idleTimeoutSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "idle_timeout_seconds": server.timeouts.idleSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "header_timeout_seconds": server.timeouts.headerSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "body_stall_timeout_seconds":
+      server.timeouts.bodyStallSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "write_stall_timeout_seconds":
+      server.timeouts.writeStallSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     default: throw ConfigurationError("unknown key '\(key)'")
     }

@@ -33,6 +33,8 @@ final class HTTPConnection: @unchecked Sendable {
   private var closing = false
   private var closeWhenIdleRequested = false
   private var lastProgress = DispatchTime.now()
+  /// When the first byte of the current request head arrived (slowloris deadline).
+  private var headStarted: DispatchTime?
   private var deadlineArmed = false
   /// The file a large request body is being written to.
   private var spool: (fd: Int32, path: String, size: Int)?
@@ -76,7 +78,11 @@ final class HTTPConnection: @unchecked Sendable {
     }
     if count > 0 {
       if lingering { return }
-      if decoder.isReadingBody { touch() }
+      if decoder.isReadingBody {
+        touch()
+      } else if headStarted == nil {
+        headStarted = .now()
+      }
       process()
     } else if count == 0 {
       close()
@@ -169,6 +175,7 @@ final class HTTPConnection: @unchecked Sendable {
 
   private func dispatch(_ request: HTTPRequest) {
     inFlight = true
+    headStarted = nil
     updateReadInterest()
     let handler = server.handler
     server.lane().async { [self] in
@@ -323,27 +330,50 @@ final class HTTPConnection: @unchecked Sendable {
 
   // MARK: Deadlines and closing
 
-  /// Records progress (a connection, a response, body bytes, written bytes) for the idle deadline.
+  /// Records progress (a connection, a response, body bytes, written bytes) and makes sure a
+  /// deadline check is scheduled.
   private func touch() {
     lastProgress = .now()
     guard !deadlineArmed else { return }
-    schedule(after: server.configuration.idleTimeoutSeconds)
+    schedule(after: server.configuration.timeouts.shortest)
   }
 
   private func schedule(after seconds: Double) {
     deadlineArmed = true
-    queue.asyncAfter(deadline: .now() + seconds) { [self] in deadlineReached() }
+    queue.asyncAfter(deadline: .now() + max(seconds, 0.01)) { [self] in deadlineReached() }
   }
 
+  /// Which deadline applies depends on what the connection is doing: waiting for a request
+  /// (idle), receiving a head (header timeout, counted from its first byte, so a drip-fed head
+  /// cannot keep the connection), receiving a body (body stall) or sending (write stall). While a
+  /// handler runs there is none.
   private func deadlineReached() {
     deadlineArmed = false
     guard !closing, !inFlight else { return }
-    let timeout = server.configuration.idleTimeoutSeconds
-    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - lastProgress.uptimeNanoseconds) / 1e9
-    if elapsed >= timeout {
-      close()
+    let timeouts = server.configuration.timeouts
+    let now = DispatchTime.now().uptimeNanoseconds
+    func since(_ time: DispatchTime) -> Double { Double(now - min(now, time.uptimeNanoseconds)) / 1e9 }
+    let remaining: Double
+    var answer408 = false
+    if writeSource != nil || pendingFile != nil || pendingStream != nil {
+      remaining = timeouts.writeStallSeconds - since(lastProgress)
+    } else if decoder.isReadingBody {
+      remaining = timeouts.bodyStallSeconds - since(lastProgress)
+    } else if let headStarted {
+      remaining = timeouts.headerSeconds - since(headStarted)
+      answer408 = true
     } else {
-      schedule(after: timeout - elapsed)
+      remaining = timeouts.idleSeconds - since(lastProgress)
+    }
+    guard remaining <= 0 else {
+      schedule(after: min(remaining, timeouts.shortest))
+      return
+    }
+    if answer408 && outbound.isEmpty && !closeAfterFlush {
+      let error = HTTPParseError(408, "The request head did not arrive within \(Int(timeouts.headerSeconds)) seconds.")
+      send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
+    } else {
+      close()
     }
   }
 

@@ -9,9 +9,7 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
   public var maxConnections: Int = 10_000
   /// Serial queues on which handlers run, so file I/O never blocks the connection threads.
   public var blockingLanes: Int = 16
-  /// A connection that has not sent a complete head this long after its last request (or after
-  /// connecting) is closed; covers both idle keep-alive and slowly dripped headers.
-  public var idleTimeoutSeconds: Double = 60
+  public var timeouts = HTTPTimeouts()
   /// Request bodies larger than this are written to a file in `spoolDirectory` as they arrive
   /// (handlers get `HTTPRequest.bodyFile`), so memory stays flat whatever the upload size.
   public var spoolThresholdBytes: Int = 1 << 20
@@ -20,4 +18,20 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
   public var spoolDirectory: String = "/tmp"
 
   public init() {}
+}
+
+/// How long a connection may wait or stall before it is closed.
+public struct HTTPTimeouts: Sendable, Equatable {
+  /// A keep-alive connection with no request in progress.
+  public var idleSeconds: Double = 60
+  /// From the first byte of a request head to its end (slowloris); answered with 408.
+  public var headerSeconds: Double = 30
+  /// Between two pieces of a request body.
+  public var bodyStallSeconds: Double = 60
+  /// Between two successful writes of a response (a client that does not read).
+  public var writeStallSeconds: Double = 60
+
+  public init() {}
+
+  var shortest: Double { min(idleSeconds, headerSeconds, bodyStallSeconds, writeStallSeconds) }
 }

@@ -116,18 +116,28 @@ public final class HTTPServer: @unchecked Sendable {
         }
         return
       }
+      let full: Bool = lock.withLock { _ in connections.count >= connectionCap }
+      if full {
+        refuse(client)
+        continue
+      }
       let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
       let connection = HTTPConnection(id: id, fd: client, server: self)
-      let atCap: Bool = lock.withLock { _ in
-        connections[id] = connection
-        return connections.count >= connectionCap
-      }
+      lock.withLock { _ in connections[id] = connection }
       connection.queue.async { connection.start() }
-      if atCap {
-        pauseAccepting(resumeAfter: nil)
-        return
-      }
     }
+  }
+
+  /// Past the connection cap: one 503 with `Retry-After`, then close (the descriptor reserve
+  /// below RLIMIT_NOFILE leaves room for this).
+  private func refuse(_ fd: Int32) {
+    let message = "Too many open connections (the cap is \(connectionCap)); retry later."
+    var response = handler.errorResponse(for: HTTPParseError(503, message))
+    response.headers.set("retry-after", "1")
+    let bytes = response.encoded(close: true)
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+    _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    _ = close(fd)
   }
 
   private func pauseAccepting(resumeAfter delay: Double?) {
@@ -143,7 +153,7 @@ public final class HTTPServer: @unchecked Sendable {
 
   private func resumeAccepting() {
     lock.withLock { _ in
-      guard let listener, listenerSuspended, !stopping, connections.count < connectionCap else { return }
+      guard let listener, listenerSuspended, !stopping else { return }
       listener.resume()
       listenerSuspended = false
     }
@@ -151,7 +161,6 @@ public final class HTTPServer: @unchecked Sendable {
 
   func connectionDidClose(_ id: Int) {
     lock.withLock { _ in _ = connections.removeValue(forKey: id) }
-    resumeAccepting()
   }
 
   // MARK: Socket set-up

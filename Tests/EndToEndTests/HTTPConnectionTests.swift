@@ -181,3 +181,135 @@ import Testing
     #expect(tmp.isEmpty)
   }
 }
+
+/// Attacks on the connection layer, each followed by a normal request that must still work.
+@Suite struct ConnectionAbuseTests {
+  func makeServer(_ configure: (inout EmulatorConfiguration) -> Void = { _ in }) throws -> RunningEmulator {
+    let server = try RunningEmulator(inMemory: true) { configuration in
+      configuration.server.timeouts.idleSeconds = 1
+      configuration.server.timeouts.headerSeconds = 1
+      configuration.server.timeouts.bodyStallSeconds = 1
+      configuration.server.timeouts.writeStallSeconds = 1
+      configure(&configuration)
+    }
+    _ = try Curl.request("POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=o", body: "hello")
+    return server
+  }
+
+  func stillServes(_ server: RunningEmulator) throws {
+    #expect(try Curl.request("GET", server.base + "/storage/v1/b/bkt/o/o?alt=media").text == "hello")
+  }
+
+  @Test func testDripFedHeadersAreCutOffWith408() throws {
+    let server = try makeServer()
+    defer { server.stop() }
+    let socket = try RawSocket(port: server.port, receiveTimeout: 0.2)
+    socket.send("GET /b/bkt/o/o HTTP/1.1\r\n")
+    var received: [UInt8] = []
+    var closed = false
+    let start = Date()
+    for index in 0..<20 where !closed {
+      socket.send("X-Drip-\(index): y\r\n")
+      let (bytes, eof) = socket.receive()
+      received += bytes
+      closed = eof
+    }
+    #expect(String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+    #expect(closed)
+    #expect(Date().timeIntervalSince(start) < 3.5)
+    try stillServes(server)
+  }
+
+  @Test func testIdleKeepAliveConnectionsAreClosed() throws {
+    let server = try makeServer()
+    defer { server.stop() }
+    let socket = try RawSocket(port: server.port, receiveTimeout: 3)
+    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+    #expect(socket.receiveResponses(1).first?.hasSuffix("hello") == true)
+    let (rest, closed) = socket.receive()
+    #expect(rest.isEmpty && closed)
+    try stillServes(server)
+  }
+
+  @Test func testStalledBodyIsCutOff() throws {
+    let server = try makeServer()
+    defer { server.stop() }
+    let socket = try RawSocket(port: server.port, receiveTimeout: 3)
+    socket.send("PATCH /b/bkt/o/o HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"meta")
+    let (_, closed) = socket.receive()
+    #expect(closed)
+    #expect(try Curl.request("GET", server.base + "/b/bkt/o/o").json["metageneration"] as? String == "1")
+  }
+
+  @Test func testClientThatNeverReadsItsResponseIsDroppedWithoutHarm() throws {
+    let server = try makeServer()
+    defer { server.stop() }
+    let big = [UInt8](repeating: 42, count: 8 << 20)
+    _ = try Curl().perform("POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=big", body: big)
+    let socket = try RawSocket(port: server.port)
+    var requests = ""
+    for _ in 0..<20 { requests += "GET /b/bkt/o/big?alt=media HTTP/1.1\r\nHost: x\r\n\r\n" }
+    socket.send(requests)
+    // The server is blocked writing to that socket; others are served all the while.
+    for _ in 0..<5 { try stillServes(server) }
+    let deadline = Date().addingTimeInterval(5)
+    while server.emulator.server.connectionCount > 0 && Date() < deadline { usleep(50_000) }
+    #expect(server.emulator.server.connectionCount == 0)
+    try stillServes(server)
+  }
+
+  @Test func testHalfClosedSocketStillGetsItsAnswer() throws {
+    let server = try makeServer()
+    defer { server.stop() }
+    let socket = try RawSocket(port: server.port)
+    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+    shutdown(socket.fd, Int32(SHUT_WR))
+    let (bytes, closed) = socket.receive()
+    let text = String(decoding: bytes, as: UTF8.self)
+    #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("hello"))
+    #expect(closed)
+    try stillServes(server)
+  }
+
+  @Test func testThousandConcurrentConnectionsAreAllServed() throws {
+    let server = try makeServer { $0.server.timeouts.idleSeconds = 30 }
+    defer { server.stop() }
+    var sockets: [RawSocket] = []
+    for _ in 0..<1000 { sockets.append(try RawSocket(port: server.port)) }
+    for socket in sockets { socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n") }
+    var served = 0
+    for socket in sockets where socket.receiveResponses(1).first?.hasSuffix("hello") == true { served += 1 }
+    #expect(served == 1000)
+    #expect(server.emulator.server.connectionCount >= 1000)
+    try stillServes(server)
+  }
+
+  @Test func testConnectionFloodPastTheCapIsRefusedCleanly() throws {
+    let server = try makeServer { $0.server.maxConnections = 5 }
+    defer { server.stop() }
+    var held: [RawSocket] = []
+    for _ in 0..<5 {
+      let socket = try RawSocket(port: server.port)
+      socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+      #expect(socket.receiveResponses(1).count == 1)
+      held.append(socket)
+    }
+    let refused = try RawSocket(port: server.port)
+    let (bytes, closed) = refused.receive()
+    let text = String(decoding: bytes, as: UTF8.self)
+    #expect(text.hasPrefix("HTTP/1.1 503"))
+    #expect(text.lowercased().contains("retry-after: 1"))
+    #expect(text.contains("Too many open connections"))
+    #expect(closed)
+    held.removeAll()
+    let deadline = Date().addingTimeInterval(3)
+    while server.emulator.server.connectionCount > 0 && Date() < deadline { usleep(20_000) }
+    try stillServes(server)
+  }
+}
+
+import EmulatorApp
+
+#if canImport(Glibc)
+  import Glibc
+#endif
