@@ -185,18 +185,24 @@ public struct HTTPRequestDecoder: Sendable {
     if buffer.count - start == 1 && buffer[start] == 13 { return nil }
     headScanFrom = max(headScanFrom, start)
     guard let end = findHeadEnd() else {
+      // Refuse as soon as the limit is certainly exceeded, and exactly when the whole head would
+      // be refused: however the bytes are split into reads, the answer is the same.
       let pending = buffer.count - start
-      if firstCRLF(from: start, limit: limits.maxRequestLineBytes + 2) == nil
-        && pending > limits.maxRequestLineBytes + 1
+      if pending >= limits.maxRequestLineBytes + 2
+        && firstCRLF(from: start, limit: limits.maxRequestLineBytes + 1) == nil
       {
         throw HTTPParseError(414, "The request line is longer than \(limits.maxRequestLineBytes) bytes.")
       }
-      if pending > limits.maxHeaderBytes {
+      if pending >= limits.maxHeaderBytes + 4 {
         throw HTTPParseError(431, "The header block is larger than \(limits.maxHeaderBytes) bytes.")
       }
       return nil
     }
     if end - start > limits.maxHeaderBytes {
+      // The request line is judged first, as it is while the head is still arriving.
+      if firstCRLF(from: start, limit: limits.maxRequestLineBytes + 1) == nil {
+        throw HTTPParseError(414, "The request line is longer than \(limits.maxRequestLineBytes) bytes.")
+      }
       throw HTTPParseError(431, "The header block is larger than \(limits.maxHeaderBytes) bytes.")
     }
     let headStart = start
@@ -418,6 +424,10 @@ public struct HTTPRequestDecoder: Sendable {
         throw HTTPParseError(400, "The \(what) ends in a bare LF; CRLF is required.")
       }
       return nil
+    }
+    if end - start > limit { throw HTTPParseError(400, "The \(what) is longer than \(limit) bytes.") }
+    if buffer[start..<end].contains(10) {
+      throw HTTPParseError(400, "The \(what) ends in a bare LF; CRLF is required.")
     }
     let line = Array(buffer[start..<end])
     start = end + 2

@@ -1,0 +1,61 @@
+// libFuzzer entry point for the HTTP request decoder (built by scripts/fuzz together with the
+// EmulatorHTTP sources, with -sanitize=fuzzer,address).
+//
+// Oracle: the decoder must never crash or trap, and feeding the same bytes whole or in small
+// pieces must give the same requests (heads and bodies) and the same error status.
+
+private struct Outcome: Equatable {
+  var requests: [String] = []
+  var error: Int?
+}
+
+private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outcome {
+  var limits = HTTPLimits()
+  limits.maxRequestLineBytes = 256
+  limits.maxHeaderBytes = 1024
+  limits.maxHeaderCount = 16
+  limits.maxBodyBytes = 4096
+  var decoder = HTTPRequestDecoder(limits: limits)
+  decoder.spoolThreshold = 64
+  var outcome = Outcome()
+  var spooled: [UInt8] = []
+  var offset = 0
+  repeat {
+    let end = min(bytes.count, offset + pieceSize)
+    decoder.feed(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[offset..<end])))
+    offset = end
+    do {
+      loop: while true {
+        switch try decoder.next() {
+        case .needMoreData: break loop
+        case .continueExpected: continue
+        case .bodyPart(let part): spooled += part
+        case .request(let request):
+          let head = request.head
+          _ = try? QueryParameters(head.rawQuery)
+          _ = URLCoding.percentDecode(head.rawPath)
+          let headers = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
+          outcome.requests.append(
+            "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)")
+          spooled = []
+        }
+      }
+    } catch {
+      outcome.error = error.status
+      return outcome
+    }
+  } while offset < bytes.count
+  return outcome
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRequestDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+  let bytes = UnsafeBufferPointer(start: data, count: size)
+  let whole = decode(bytes, pieceSize: max(size, 1))
+  let pieceSize = size == 0 ? 1 : Int(bytes[0] % 7) + 1
+  let pieces = decode(bytes, pieceSize: pieceSize)
+  if whole != pieces {
+    fatalError("whole and piecewise decoding differ: \(whole) vs \(pieces)")
+  }
+  return 0
+}
