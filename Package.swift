@@ -34,7 +34,10 @@ let package = Package(
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
-    .testTarget(name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"]),
+    .testTarget(
+      name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"],
+      resources: [.copy("Fixtures")]
+    ),
     .testTarget(
       name: "EmulatorAPITests",
       dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,8 @@ public final class HTTPServer: @unchecked Sendable {
   private let lanes: [DispatchQueue]
   private let nextLane = Atomic<Int>(0)
   private let nextConnectionID = Atomic<Int>(0)
-  private let lock = Mutex<Void>(())
+  /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
+  private let lock = NSLock()
   private var listener: DispatchSourceRead?
   private var listenerFD: Int32 = -1
   private var listenerSuspended = false
@@ -39,7 +41,7 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   /// The number of open connections.
-  public var connectionCount: Int { lock.withLock { _ in connections.count } }
+  public var connectionCount: Int { lock.withLock { connections.count } }
 
   /// Binds, listens and starts accepting. Returns the bound port.
   public func start() throws(SocketError) -> Int {
@@ -62,7 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
     let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
     source.setEventHandler { [self] in acceptPending() }
     source.setCancelHandler { _ = close(fd) }
-    lock.withLock { _ in
+    lock.withLock {
       listener = source
       listenerFD = fd
     }
@@ -73,7 +75,7 @@ public final class HTTPServer: @unchecked Sendable {
   /// Stops accepting, lets in-flight requests finish for up to `gracePeriod` seconds, then closes
   /// every connection. Blocks the caller until done.
   public func shutdown(gracePeriod: Double = 5) {
-    let open: [HTTPConnection] = lock.withLock { _ in
+    let open: [HTTPConnection] = lock.withLock {
       stopping = true
       if let listener {
         listener.cancel()
@@ -85,7 +87,7 @@ public final class HTTPServer: @unchecked Sendable {
     for connection in open { connection.queue.async { connection.closeWhenIdle() } }
     let deadline = DispatchTime.now() + gracePeriod
     while connectionCount > 0 && DispatchTime.now() < deadline { usleep(10_000) }
-    let remaining: [HTTPConnection] = lock.withLock { _ in Array(connections.values) }
+    let remaining: [HTTPConnection] = lock.withLock { Array(connections.values) }
     for connection in remaining { connection.queue.async { connection.close() } }
     let hardDeadline = DispatchTime.now() + 1
     while connectionCount > 0 && DispatchTime.now() < hardDeadline { usleep(10_000) }
@@ -105,7 +107,7 @@ public final class HTTPServer: @unchecked Sendable {
 
   private func acceptPending() {
     for _ in 0..<256 {
-      let fd = lock.withLock { _ in listenerFD }
+      let fd = lock.withLock { listenerFD }
       let client = accept(fd, nil, nil)
       if client < 0 {
         let code = errno
@@ -116,14 +118,14 @@ public final class HTTPServer: @unchecked Sendable {
         }
         return
       }
-      let full: Bool = lock.withLock { _ in connections.count >= connectionCap }
+      let full: Bool = lock.withLock { connections.count >= connectionCap }
       if full {
         refuse(client)
         continue
       }
       let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
       let connection = HTTPConnection(id: id, fd: client, server: self)
-      lock.withLock { _ in connections[id] = connection }
+      lock.withLock { connections[id] = connection }
       connection.queue.async { connection.start() }
     }
   }
@@ -141,7 +143,7 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   private func pauseAccepting(resumeAfter delay: Double?) {
-    lock.withLock { _ in
+    lock.withLock {
       guard let listener, !listenerSuspended else { return }
       listener.suspend()
       listenerSuspended = true
@@ -152,7 +154,7 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   private func resumeAccepting() {
-    lock.withLock { _ in
+    lock.withLock {
       guard let listener, listenerSuspended, !stopping else { return }
       listener.resume()
       listenerSuspended = false
@@ -160,7 +162,7 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   func connectionDidClose(_ id: Int) {
-    lock.withLock { _ in _ = connections.removeValue(forKey: id) }
+    lock.withLock { _ = connections.removeValue(forKey: id) }
   }
 
   // MARK: Socket set-up

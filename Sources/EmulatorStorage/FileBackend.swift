@@ -373,7 +373,7 @@ public final class FileBackend: StorageBackend {
 
   static func error(_ action: String, _ code: Int32) -> StorageError {
     let reason = String(cString: strerror(code))
-    if code == ENOSPC || code == EDQUOT {
+    if code == ENOSPC || code == EDQUOT || code == EFBIG {
       return .insufficientStorage("Could not \(action): \(reason). Nothing was changed.")
     }
     return .io("Could not \(action): \(reason) (errno \(code)). Nothing was changed.")
