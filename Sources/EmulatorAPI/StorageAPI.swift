@@ -41,6 +41,18 @@ public final class StorageAPI: HTTPHandler {
     return limits.maxMetadataBytes
   }
 
+  /// Metadata reads, lists and bucket reads on the GCS surfaces touch only the in-memory index.
+  /// (Firebase reads may create a download token, a write; downloads open files.)
+  public func handlesInline(_ head: HTTPRequestHead) -> Bool {
+    guard head.method == "GET" || head.method == "HEAD", head.headers["x-http-method-override"] == nil else {
+      return false
+    }
+    let path = head.rawPath
+    guard path.hasPrefix("/storage/v1/b") || path.hasPrefix("/b/") || path == "/b" else { return false }
+    let query = head.rawQuery
+    return !query.contains("alt=media") && !query.contains("upload_id")
+  }
+
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
     let reason: APIError.Reason = error.status == 413 ? .uploadTooLarge : .badRequest
     return APIError(error.status, reason, error.message).response(firebase: false)

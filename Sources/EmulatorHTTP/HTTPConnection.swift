@@ -12,9 +12,9 @@ import Dispatch
 /// Dispatch sources deliver on, and every closure that touches it is sent there). That is what
 /// makes the `@unchecked Sendable` sound; the compiler does not check source handlers.
 ///
-/// One request is in flight at a time: while a handler runs or a response is still being
-/// written, the read source is suspended, so pipelined requests wait in the kernel buffer or the
-/// decoder and are answered in order (the swift-nio pipelining rule).
+/// One request is in flight at a time: pipelined requests wait in the decoder (at most about 1 MiB
+/// of them; past that, and while a response is still being written, the read source is
+/// suspended) and are answered in order (the swift-nio pipelining rule).
 final class HTTPConnection: @unchecked Sendable {
   let id: Int
   let fd: Int32
@@ -32,6 +32,8 @@ final class HTTPConnection: @unchecked Sendable {
   private var lingering = false
   private var closing = false
   private var closeWhenIdleRequested = false
+  /// The peer shut down its sending side: answer what is buffered, then close.
+  private var peerClosed = false
   private var lastProgress = DispatchTime.now()
   /// When the first byte of the current request head arrived (slowloris deadline).
   private var headStarted: DispatchTime?
@@ -85,7 +87,12 @@ final class HTTPConnection: @unchecked Sendable {
       }
       process()
     } else if count == 0 {
-      close()
+      if inFlight || !outbound.isEmpty || pendingFile != nil || pendingStream != nil {
+        peerClosed = true
+        updateReadInterest()
+      } else {
+        close()
+      }
     } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
       close()
     }
@@ -104,6 +111,10 @@ final class HTTPConnection: @unchecked Sendable {
       }
       switch event {
       case .needMoreData:
+        if peerClosed {
+          close()
+          return
+        }
         updateReadInterest()
         return
       case .continueExpected:
@@ -178,6 +189,12 @@ final class HTTPConnection: @unchecked Sendable {
     headStarted = nil
     updateReadInterest()
     let handler = server.handler
+    if handler.handlesInline(request.head) {
+      let response = handler.handle(request)
+      // Completed in a fresh work item, so pipelined requests do not nest on the stack.
+      queue.async { [self] in complete(request.head, response) }
+      return
+    }
     server.lane().async { [self] in
       let response = handler.handle(request)
       queue.async { [self] in complete(request.head, response) }
@@ -317,8 +334,13 @@ final class HTTPConnection: @unchecked Sendable {
 
   private func updateReadInterest() {
     guard !closing, let readSource else { return }
+    // Reading goes on while a handler runs (pipelined bytes are only buffered, and suspending
+    // and resuming a source costs a round trip through Dispatch's manager thread); it stops while
+    // a response waits for the socket, and when a client has pipelined more than 1 MiB ahead.
     let wanted =
-      lingering || (!inFlight && !closeAfterFlush && writeSource == nil && pendingFile == nil && pendingStream == nil)
+      lingering
+      || (!closeAfterFlush && !peerClosed && writeSource == nil && pendingFile == nil && pendingStream == nil
+        && !(inFlight && decoder.bufferedByteCount >= 1 << 20))
     if wanted && readSuspended {
       readSuspended = false
       readSource.resume()

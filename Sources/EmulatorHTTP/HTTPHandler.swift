@@ -5,12 +5,19 @@ public protocol HTTPHandler: Sendable {
   /// request is refused with 413 without reading it.
   func bodyLimit(for head: HTTPRequestHead) -> Int
 
-  /// Answers a complete request. Runs on one of the server's blocking lanes, so it may do file I/O.
+  /// Answers a complete request. Runs on one of the server's blocking lanes, so it may do file I/O,
+  /// unless `handlesInline` said it does none.
   func handle(_ request: HTTPRequest) -> HTTPResponse
+
+  /// True when `handle` will answer this request from memory, without blocking: it then runs on
+  /// the connection's own queue, saving two thread hand-offs.
+  func handlesInline(_ head: HTTPRequestHead) -> Bool
 }
 
 extension HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int { Int.max }
+
+  public func handlesInline(_ head: HTTPRequestHead) -> Bool { false }
 
   /// The response sent, with `Connection: close`, for a request that could not be parsed.
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {

@@ -70,8 +70,15 @@ public final class FileBackend: StorageBackend {
 
   private func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
     let digest = SHA256.hash(data: Array(object.name.utf8))
-    let hex = digest.map { String(format: "%02x", $0) }.joined()
-    return (bucketDir(object.bucket) + "/objects/" + hex.prefix(2), hex)
+    let digits = Array("0123456789abcdef".utf8)
+    var hex: [UInt8] = []
+    hex.reserveCapacity(64)
+    for byte in digest {
+      hex.append(digits[Int(byte >> 4)])
+      hex.append(digits[Int(byte & 15)])
+    }
+    let stem = String(decoding: hex, as: UTF8.self)
+    return (bucketDir(object.bucket) + "/objects/" + stem.prefix(2), stem)
   }
 
   private func recordPath(_ object: ObjectMetadata) -> String {

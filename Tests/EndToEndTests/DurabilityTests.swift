@@ -23,6 +23,48 @@ import Testing
     #expect((0..<32).allSatisfy { custom["key\($0)"] == "value\($0)" })
   }
 
+  @Test func thirtyTwoConditionalPatchesOverHTTPHaveExactlyOneWinner() throws {
+    let server = try RunningEmulator()
+    defer {
+      server.stop()
+      server.removeFolder()
+    }
+    _ = try Curl.request("POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=o", body: "x")
+    let statuses = Statuses()
+    let base = server.base
+    DispatchQueue.concurrentPerform(iterations: 32) { index in
+      let reply = try? Curl.request(
+        "PATCH", base + "/storage/v1/b/bkt/o/o?ifMetagenerationMatch=1", body: #"{"metadata":{"w":"\#(index)"}}"#
+      )
+      statuses.add(reply?.status ?? -1)
+    }
+    #expect(statuses.all.filter { $0 == 200 }.count == 1)
+    #expect(statuses.all.filter { $0 == 412 }.count == 31)
+    #expect(try Curl.request("GET", server.base + "/storage/v1/b/bkt/o/o").json["metageneration"] as? String == "2")
+  }
+
+  @Test func thirtyTwoCreatesOverHTTPLeaveOneObjectAndOneWinner() throws {
+    let server = try RunningEmulator()
+    defer {
+      server.stop()
+      server.removeFolder()
+    }
+    let winners = Statuses()
+    let base = server.base
+    DispatchQueue.concurrentPerform(iterations: 32) { index in
+      let reply = try? Curl.request(
+        "POST", base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=once&ifGenerationMatch=0",
+        body: "writer-\(index)")
+      if reply?.status == 200 { winners.add(index) }
+      #expect(reply?.status == 200 || reply?.status == 412)
+    }
+    #expect(winners.all.count == 1)
+    let body = try Curl.request("GET", server.base + "/storage/v1/b/bkt/o/once?alt=media").text
+    #expect(body == "writer-\(winners.all.first ?? -1)")
+    let list = try Curl.request("GET", server.base + "/storage/v1/b/bkt/o")
+    #expect((list.json["items"] as? [[String: Any]])?.count == 1)
+  }
+
   @Test func aRestartKeepsEverything() throws {
     let first = try RunningEmulator()
     defer { first.removeFolder() }
