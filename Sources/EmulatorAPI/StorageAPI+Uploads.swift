@@ -165,17 +165,25 @@ extension StorageAPI {
       members.append(("contentEncoding", .string(encoding)))
       encodingDocument = .object(members)
     }
-    var rendered = JSONWriter()
-    Self.write(encodingDocument, into: &rendered)
-    let session = try storage { () throws(StorageError) in
-      try sessions.create(
-        UploadSession(
-          bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expected,
-          contentType: type, firebase: false))
-    }
+    let session = try startSession(
+      bucket: bucket, name: name, document: encodingDocument, conditions: conditions, expectedSize: expected,
+      contentType: type, firebase: false)
     let location =
       "\(context.json.baseURL)/upload/storage/v1/b/\(URLCoding.encodeComponent(bucket))/o?uploadType=resumable&name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)"
     return HTTPResponse(status: 200, headers: ["location": location, "x-guploader-uploadid": session.id])
+  }
+
+  /// Creates a resumable session that keeps the start's metadata document for the commit.
+  private func startSession(
+    bucket: String, name: String, document: JSONValue, conditions: Preconditions, expectedSize: Int64?,
+    contentType: String?, firebase: Bool
+  ) throws(APIError) -> UploadSession {
+    var rendered = JSONWriter()
+    Self.write(document, into: &rendered)
+    let template = UploadSession(
+      bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expectedSize,
+      contentType: contentType, firebase: firebase)
+    return try storage { () throws(StorageError) in try sessions.create(template) }
   }
 
   /// A chunk, a status query, or the whole object, sent to a GCS session URL (PUT or POST).
@@ -332,14 +340,9 @@ extension StorageAPI {
     }
     let type = (headers["x-goog-upload-header-content-type"] ?? headers["x-goog-upload-content-type"])
       .flatMap { $0.isEmpty ? nil : $0 }
-    var rendered = JSONWriter()
-    Self.write(document, into: &rendered)
-    let session = try storage { () throws(StorageError) in
-      try sessions.create(
-        UploadSession(
-          bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expected,
-          contentType: type, firebase: true))
-    }
+    let session = try startSession(
+      bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: expected,
+      contentType: type, firebase: true)
     let url =
       "\(context.json.baseURL)/v0/b/\(URLCoding.encodeComponent(bucket))/o?name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)&upload_protocol=resumable"
     return HTTPResponse(
