@@ -32,6 +32,8 @@ public final class FileBackend: StorageBackend {
   public let root: URL
   public let fsync: Bool
   private let counter = Atomic<Int>(0)
+  /// Record paths found damaged at start-up.
+  private let damaged = Mutex<Set<String>>([])
   private let process = getpid()
 
   public init(root: URL, fsync: Bool = false) throws(StorageError) {
@@ -135,6 +137,7 @@ public final class FileBackend: StorageBackend {
           } catch {
             log("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")
             live.insert(String(file.dropLast(5)))  // keep its data for inspection
+            damaged.withLock { _ = $0.insert(path) }
           }
         }
         for file in files where file.hasSuffix(".data") && !live.contains(file) {
@@ -235,6 +238,25 @@ public final class FileBackend: StorageBackend {
     return digester.finalize()
   }
 
+  public func isDamaged(bucket: String, name: String) -> Bool {
+    let path = recordPath(
+      ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0))
+    return damaged.withLock { $0.contains(path) }
+  }
+
+  public func removeDamaged(bucket: String, name: String) throws(StorageError) {
+    let probe = ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0)
+    let path = recordPath(probe)
+    guard damaged.withLock({ $0.contains(path) }) else { return }
+    let base = objectBase(probe)
+    guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
+    for file in (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
+    where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") {
+      unlink(base.dir + "/" + file)
+    }
+    damaged.withLock { _ = $0.remove(path) }
+  }
+
   public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
     let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
@@ -277,6 +299,10 @@ public final class FileBackend: StorageBackend {
 
   public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
     let base = objectBase(object)
+    defer {
+      let path = recordPath(object)
+      damaged.withLock { _ = $0.remove(path) }
+    }
     try makeDirectory(base.dir)
     if let data {
       let target = dataPath(object)

@@ -50,6 +50,9 @@ public final class MemoryBackend: StorageBackend {
     Digester.digest(state.withLock { $0.staged[staged.id] ?? [] })
   }
 
+  public func isDamaged(bucket: String, name: String) -> Bool { false }
+  public func removeDamaged(bucket: String, name: String) throws(StorageError) {}
+
   public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
     .bytes(try read(object))
   }

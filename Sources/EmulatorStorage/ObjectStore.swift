@@ -143,13 +143,21 @@ public final class ObjectStore: Sendable {
     return found
   }
 
+  /// The error for a name that has no live object: a clear one when its record was damaged.
+  private func missing(_ bucket: String, _ name: String) -> StorageError {
+    if backend.isDamaged(bucket: bucket, name: name) {
+      return .io(
+        "The metadata record of \(bucket)/\(name) is damaged (the start-up log names the file); the object cannot be read until it is overwritten or deleted."
+      )
+    }
+    return .objectNotFound(bucket: bucket, name: name)
+  }
+
   /// The live object's metadata, after the read preconditions.
   public func metadata(
     bucket: String, name: String, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    guard let object = try lookup(bucket, name) else {
-      throw StorageError.objectNotFound(bucket: bucket, name: name)
-    }
+    guard let object = try lookup(bucket, name) else { throw missing(bucket, name) }
     try conditions.checkRead(object)
     return object
   }
@@ -434,9 +442,7 @@ public final class ObjectStore: Sendable {
     let lock = stripe(bucket, name)
     lock.lock()
     defer { lock.unlock() }
-    guard let current = try lookup(bucket, name) else {
-      throw StorageError.objectNotFound(bucket: bucket, name: name)
-    }
+    guard let current = try lookup(bucket, name) else { throw missing(bucket, name) }
     try conditions.checkWrite(current, bucket: bucket, name: name)
     guard needed(current) else { return current }
     var object = current
@@ -453,6 +459,10 @@ public final class ObjectStore: Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let current = try lookup(bucket, name) else {
+      if backend.isDamaged(bucket: bucket, name: name) {
+        try backend.removeDamaged(bucket: bucket, name: name)
+        return
+      }
       throw StorageError.objectNotFound(bucket: bucket, name: name)
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)

@@ -60,6 +60,11 @@ public protocol StorageBackend: Sendable {
   func remove(_ object: ObjectMetadata) throws(StorageError)
   /// The live bytes of `object`.
   func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]
+  /// Whether start-up found this object's record damaged (it is then unreadable until it is
+  /// overwritten or deleted).
+  func isDamaged(bucket: String, name: String) -> Bool
+  /// Removes what is left of a damaged object.
+  func removeDamaged(bucket: String, name: String) throws(StorageError)
   /// The live bytes of `object`, as an open file when the backend has one (streamed with
   /// `sendfile`; the bytes stay readable even if the object is replaced meanwhile).
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData

@@ -327,6 +327,43 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
     #expect(logged.contains { $0.contains("damaged record") })
   }
 
+  @Test func aDamagedRecordMakesOnlyThatObjectUnreadableWithAClearError() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "victim", data: [1, 2, 3])
+      _ = try store.insert(bucket: "bkt", name: "healthy", data: [4])
+    }
+    let victimRecord = try #require(
+      TemporaryFolder.files(under: root).first { path in
+        path.hasSuffix(".json") && path.contains("/objects/")
+          && (try? ObjectMetadata(record: Array(Data(contentsOf: root.appendingPathComponent(path)))))?.name == "victim"
+      })
+    try Data("{\"format\":1,\"bu".utf8).write(to: root.appendingPathComponent(victimRecord))
+    let lines = LogLines()
+    let store = try ObjectStore(backend: FileBackend(root: root), log: { lines.append($0) })
+    #expect(lines.all.contains { $0.contains("damaged record") })
+    #expect(try store.read(bucket: "bkt", name: "healthy").1 == [4])
+    do {
+      _ = try store.metadata(bucket: "bkt", name: "victim")
+      Issue.record("a damaged object must not read")
+    } catch {
+      guard case .io(let message) = error else {
+        Issue.record("expected a clear io error, got \(error)")
+        return
+      }
+      #expect(message.contains("damaged"))
+    }
+    #expect(try store.list(bucket: "bkt", query: ListQuery()).items.map(\.name) == ["healthy"])
+    // Overwriting it heals it.
+    _ = try store.insert(bucket: "bkt", name: "victim", data: [9])
+    #expect(try store.read(bucket: "bkt", name: "victim").1 == [9])
+    let reopened = try ObjectStore(backend: FileBackend(root: root))
+    #expect(try reopened.read(bucket: "bkt", name: "victim").1 == [9])
+  }
+
   @Test func refusesAFolderOfAnotherFormat() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
