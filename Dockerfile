@@ -1,6 +1,11 @@
 # storage-emulator: a multi-stage build with the Swift standard library linked statically.
 # The build stage runs the same command as the README's release build.
 FROM swift:6.3-bookworm AS build
+# The emulator links the system zlib (gzip transcoding of downloads).
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends zlib1g-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
