@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `multipart/related` body (RFC 2387) as upload clients send it: CRLF or bare-LF line
 /// breaks, quoted or unquoted boundary, with or without a trailing line break.
 struct MultipartRelated {
@@ -87,5 +89,3 @@ struct MultipartRelated {
     return nil
   }
 }
-
-import Foundation

@@ -114,7 +114,7 @@ public final class HTTPServer: @unchecked Sendable {
         if code == EINTR || code == ECONNABORTED { continue }
         if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
           // Out of descriptors: pause accepting briefly instead of spinning on a readable listener.
-          pauseAccepting(resumeAfter: 0.1)
+          pauseAccepting(for: 0.1)
         }
         return
       }
@@ -142,15 +142,13 @@ public final class HTTPServer: @unchecked Sendable {
     _ = close(fd)
   }
 
-  private func pauseAccepting(resumeAfter delay: Double?) {
+  private func pauseAccepting(for delay: Double) {
     lock.withLock {
       guard let listener, !listenerSuspended else { return }
       listener.suspend()
       listenerSuspended = true
     }
-    if let delay {
-      acceptQueue.asyncAfter(deadline: .now() + delay) { [self] in resumeAccepting() }
-    }
+    acceptQueue.asyncAfter(deadline: .now() + delay) { [self] in resumeAccepting() }
   }
 
   private func resumeAccepting() {

@@ -41,8 +41,7 @@ import Testing
   func thirtyTwoCreatesWithIfGenerationMatchZeroHaveOneWinner(_ kind: BackendKind) async throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let backend: any StorageBackend =
-      kind == .memory ? MemoryBackend() : try FileBackend(root: folder.url.appendingPathComponent("data"))
+    let backend = try kind.makeBackend(in: folder)
     let store = try ObjectStore(backend: backend)
     let winners = await withTaskGroup(of: UInt8?.self) { group in
       for index in 0..<32 {

@@ -26,6 +26,11 @@ struct TemporaryFolder {
 enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
   case memory, file
   var testDescription: String { rawValue }
+
+  /// A fresh backend of this kind; the file one keeps its data in `folder`/data.
+  func makeBackend(in folder: TemporaryFolder) throws -> any StorageBackend {
+    self == .memory ? MemoryBackend() : try FileBackend(root: folder.url.appendingPathComponent("data"))
+  }
 }
 
 /// The same scenarios against every backend.
@@ -33,8 +38,7 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
   func withStore(_ kind: BackendKind, _ body: (ObjectStore) throws -> Void) throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let backend: any StorageBackend =
-      kind == .memory ? MemoryBackend() : try FileBackend(root: folder.url.appendingPathComponent("data"))
+    let backend = try kind.makeBackend(in: folder)
     try body(try ObjectStore(backend: backend))
   }
 
@@ -218,8 +222,7 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
   func concurrentPatchesOfOneObjectLoseNothing(_ kind: BackendKind) async throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let backend: any StorageBackend =
-      kind == .memory ? MemoryBackend() : try FileBackend(root: folder.url.appendingPathComponent("data"))
+    let backend = try kind.makeBackend(in: folder)
     let store = try ObjectStore(backend: backend)
     _ = try store.insert(bucket: "bkt", name: "o", data: [1])
     await withTaskGroup(of: Void.self) { group in
