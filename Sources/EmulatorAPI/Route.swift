@@ -1,5 +1,4 @@
 import EmulatorHTTP
-import Foundation
 
 /// Which URL surface a request came in on; it decides the JSON flavour.
 public enum Surface: Sendable, Equatable {
@@ -51,31 +50,28 @@ public struct Route: Sendable, Equatable {
   /// for a separator. The object name is everything after `/o/`, decoded once; a raw `/` and `%2F`
   /// both mean `/`. Returns nil for a path no surface has.
   public static func match(rawPath: Substring) throws(APIError) -> Route? {
-    let surfaces: [(String, Surface)] = [
-      ("/v0/b", .firebase), ("/storage/v1/b", .json), ("/upload/storage/v1/b", .upload),
-      ("/download/storage/v1/b", .download), ("/b", .bare),
-    ]
-    for (prefix, surface) in surfaces where rawPath.hasPrefix(prefix) {
-      let rest = rawPath.dropFirst(prefix.count)
+    // Byte comparisons throughout: this runs on every request (no grapheme breaking, no Foundation).
+    for (prefix, surface) in surfaces where rawPath.utf8.starts(with: prefix.utf8) {
+      let rest = rawPath.utf8.dropFirst(prefix.utf8.count).asSubstring(of: rawPath)
       if rest.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .buckets) : nil
       }
-      guard rest.first == "/" else { continue }
-      let afterSlash = rest.dropFirst()
-      let bucketRaw = afterSlash.prefix { $0 != "/" }
+      guard rest.utf8.first == UInt8(ascii: "/") else { continue }
+      let afterSlash = rest.utf8.dropFirst().asSubstring(of: rest)
+      let bucketRaw = afterSlash.utf8.prefix { $0 != UInt8(ascii: "/") }.asSubstring(of: afterSlash)
       guard !bucketRaw.isEmpty else { return nil }
       guard let bucket = URLCoding.percentDecode(bucketRaw) else {
         throw APIError(400, .invalid, "The bucket name in the path has a malformed percent-escape.")
       }
-      let tail = afterSlash.dropFirst(bucketRaw.count)
+      let tail = afterSlash[bucketRaw.endIndex...]
       if tail.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
       }
-      if tail == "/o" || tail == "/o/" {
+      if tail.utf8.elementsEqual("/o".utf8) || tail.utf8.elementsEqual("/o/".utf8) {
         return Route(surface: surface, resource: .objects(bucket: bucket))
       }
-      guard tail.hasPrefix("/o/") else { return nil }
-      let nameRaw = tail.dropFirst(3)
+      guard tail.utf8.starts(with: "/o/".utf8) else { return nil }
+      let nameRaw = tail.utf8.dropFirst(3).asSubstring(of: tail)
       guard let name = URLCoding.percentDecode(nameRaw) else {
         throw APIError(
           400, .invalid, "The object name in the path has a malformed percent-escape or is not valid UTF-8.")
@@ -97,17 +93,40 @@ public struct Route: Sendable, Equatable {
       return text
     }
     for (marker, isCopy) in [("/copyTo/b/", true), ("/rewriteTo/b/", false)] {
-      guard let range = raw.range(of: marker) else { continue }
+      guard let range = raw.utf8Range(of: marker) else { continue }
       let rest = raw[range.upperBound...]
-      guard let slash = rest.range(of: "/o/") else { continue }
+      guard let slash = rest.utf8Range(of: "/o/") else { continue }
       let source = try decode(raw[..<range.lowerBound])
       let bucket = try decode(rest[..<slash.lowerBound])
       let name = try decode(rest[slash.upperBound...])
       return isCopy
         ? .copyTo(source: source, bucket: bucket, name: name) : .rewriteTo(source: source, bucket: bucket, name: name)
     }
-    if raw.hasSuffix("/compose") {
-      return .compose(destination: try decode(raw.dropLast("/compose".count)))
+    if raw.utf8.reversed().starts(with: "/compose".utf8.reversed()) {
+      return .compose(destination: try decode(raw.utf8.dropLast(8).asSubstring(of: raw)))
+    }
+    return nil
+  }
+
+  private static let surfaces: [(String, Surface)] = [
+    ("/v0/b", .firebase), ("/storage/v1/b", .json), ("/upload/storage/v1/b", .upload),
+    ("/download/storage/v1/b", .download), ("/b", .bare),
+  ]
+}
+
+extension Substring.UTF8View {
+  /// These bytes as a slice of `text` (their indices are `text`'s; cuts are on ASCII bytes).
+  func asSubstring(of text: Substring) -> Substring { text[startIndex..<endIndex] }
+}
+
+extension Substring {
+  /// The first occurrence of `marker`, compared byte for byte.
+  func utf8Range(of marker: String) -> Range<Index>? {
+    let needle = marker.utf8
+    var index = utf8.startIndex
+    while index != utf8.endIndex {
+      if utf8[index...].starts(with: needle) { return index..<utf8.index(index, offsetBy: needle.count) }
+      utf8.formIndex(after: &index)
     }
     return nil
   }

@@ -19,6 +19,7 @@ public final class StorageAPI: HTTPHandler {
   public let sessions: UploadSessions
   public let limits: APILimits
   private let fallbackHost = Mutex("127.0.0.1:9199")
+  let renderCache = RenderCache()
 
   public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {
     self.store = store
@@ -35,22 +36,12 @@ public final class StorageAPI: HTTPHandler {
     let method = head.method
     guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
     let path = head.rawPath
-    if path.hasPrefix("/upload/") || path.hasPrefix("/v0/") || head.rawQuery.contains("uploadType=") {
+    if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
+      || head.rawQuery.utf8Range(of: "uploadType=") != nil
+    {
       return limits.maxUploadBytes
     }
     return limits.maxMetadataBytes
-  }
-
-  /// Metadata reads, lists and bucket reads on the GCS surfaces touch only the in-memory index.
-  /// (Firebase reads may create a download token, a write; downloads open files.)
-  public func handlesInline(_ head: HTTPRequestHead) -> Bool {
-    guard head.method == "GET" || head.method == "HEAD", head.headers["x-http-method-override"] == nil else {
-      return false
-    }
-    let path = head.rawPath
-    guard path.hasPrefix("/storage/v1/b") || path.hasPrefix("/b/") || path == "/b" else { return false }
-    let query = head.rawQuery
-    return !query.contains("alt=media") && !query.contains("upload_id")
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
@@ -59,15 +50,43 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    switch prepare(request) {
+    case .success(let context): run(context)
+    case .failure(let failure): failure.response
+    }
+  }
+
+  /// Metadata reads, lists and bucket reads on the GCS surfaces touch only the in-memory index, so
+  /// they are answered on the connection's thread. (Firebase reads may create a download token, a
+  /// write; downloads open files; everything else writes.)
+  public func start(_ request: HTTPRequest) -> HTTPHandling {
+    switch prepare(request) {
+    case .failure(let failure):
+      return .respond(failure.response)
+    case .success(let context):
+      let readsMemoryOnly =
+        (context.method == "GET" || context.method == "HEAD")
+        && (context.route.surface == .json || context.route.surface == .bare)
+        && context.query["upload_id"] == nil && context.query["alt"] != "media"
+      if readsMemoryOnly { return .respond(run(context)) }
+      return .blocking { [self] in run(context) }
+    }
+  }
+
+  /// Routing and query parsing: what every request needs before it can be answered.
+  private func prepare(_ request: HTTPRequest) -> Result<RequestContext, ResponseFailure> {
+    let firebasePath = request.head.rawPath.utf8.starts(with: "/v0/".utf8)
     let route: Route
     do {
       guard let matched = try Route.match(rawPath: request.head.rawPath) else {
-        return APIError(404, .notFound, "No route for \(request.method) \(request.head.rawPath).")
-          .response(firebase: request.head.rawPath.hasPrefix("/v0/"))
+        return .failure(
+          ResponseFailure(
+            APIError(404, .notFound, "No route for \(request.method) \(request.head.rawPath).")
+              .response(firebase: firebasePath)))
       }
       route = matched
     } catch {
-      return error.response(firebase: request.head.rawPath.hasPrefix("/v0/"))
+      return .failure(ResponseFailure(error.response(firebase: firebasePath)))
     }
     do {
       let query = try queryParameters(request.head)
@@ -77,9 +96,17 @@ public final class StorageAPI: HTTPHandler {
           baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
       context.method = Self.effectiveMethod(request)
+      return .success(context)
+    } catch {
+      return .failure(ResponseFailure(error.response(firebase: route.surface.isFirebase)))
+    }
+  }
+
+  private func run(_ context: RequestContext) -> HTTPResponse {
+    do {
       return try dispatch(context)
     } catch {
-      return error.response(firebase: route.surface.isFirebase)
+      return error.response(firebase: context.route.surface.isFirebase)
     }
   }
 
@@ -235,7 +262,7 @@ public final class StorageAPI: HTTPHandler {
     if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
       object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
     }
-    return context.object(object)
+    return context.object(object, cache: renderCache)
   }
 
   private func update(
@@ -255,8 +282,14 @@ public final class StorageAPI: HTTPHandler {
   }
 }
 
+/// A response for a request that failed before it reached a handler (as a `Result` failure).
+struct ResponseFailure: Error {
+  var response: HTTPResponse
+  init(_ response: HTTPResponse) { self.response = response }
+}
+
 /// One request on its way through the API.
-struct RequestContext {
+struct RequestContext: Sendable {
   var request: HTTPRequest
   var route: Route
   var query: QueryParameters
@@ -277,9 +310,15 @@ struct RequestContext {
     return HTTPResponse(status: 200, headers: headers, body: body)
   }
 
-  /// An object resource in the surface's flavour, with its ETag.
-  func object(_ object: ObjectMetadata) -> HTTPResponse {
-    let body = route.surface.isFirebase ? json.firebaseObject(object) : json.gcsObject(object)
-    return ok(body, headers: ["etag": object.etag])
+  /// An object resource in the surface's flavour, with its ETag; rendered once per version of
+  /// the metadata when a cache is given.
+  func object(_ object: ObjectMetadata, cache: RenderCache? = nil) -> HTTPResponse {
+    let firebase = route.surface.isFirebase
+    let json = self.json
+    let render = { (object: ObjectMetadata) in firebase ? json.firebaseObject(object) : json.gcsObject(object) }
+    guard let cache else { return ok(render(object), headers: ["etag": object.etag]) }
+    let key = RenderCache.Key(
+      bucket: object.bucket, name: object.name, firebase: firebase, baseURL: json.baseURL, fields: json.fields)
+    return ok(cache.body(for: object, key: key, render: render), headers: ["etag": object.etag])
   }
 }

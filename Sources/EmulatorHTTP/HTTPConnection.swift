@@ -28,6 +28,7 @@ final class HTTPConnection: @unchecked Sendable {
   private var outbound: [UInt8] = []
   private var outboundOffset = 0
   private var inFlight = false
+  private var processing = false
   private var closeAfterFlush = false
   private var lingering = false
   private var closing = false
@@ -98,8 +99,13 @@ final class HTTPConnection: @unchecked Sendable {
     }
   }
 
-  /// Decodes and starts the next request, if any is complete and none is in flight.
+  /// Decodes and starts the next request, if any is complete and none is in flight. Re-entrant
+  /// calls (a response answered inline completes and flushes while the loop runs) return at once:
+  /// the running loop goes on, so pipelined requests never nest on the stack.
   private func process() {
+    guard !processing else { return }
+    processing = true
+    defer { processing = false }
     while !inFlight && !closing && !closeAfterFlush {
       let event: HTTPDecoderEvent
       do {
@@ -188,16 +194,15 @@ final class HTTPConnection: @unchecked Sendable {
     inFlight = true
     headStarted = nil
     updateReadInterest()
-    let handler = server.handler
-    if handler.handlesInline(request.head) {
-      let response = handler.handle(request)
-      // Completed in a fresh work item, so pipelined requests do not nest on the stack.
-      queue.async { [self] in complete(request.head, response) }
-      return
-    }
-    server.lane().async { [self] in
-      let response = handler.handle(request)
-      queue.async { [self] in complete(request.head, response) }
+    switch server.handler.start(request) {
+    case .respond(let response):
+      // `process` is on the stack and picks up the next pipelined request itself.
+      complete(request.head, response)
+    case .blocking(let work):
+      server.lane().async { [self] in
+        let response = work()
+        queue.async { [self] in complete(request.head, response) }
+      }
     }
   }
 

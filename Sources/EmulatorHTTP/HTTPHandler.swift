@@ -5,19 +5,27 @@ public protocol HTTPHandler: Sendable {
   /// request is refused with 413 without reading it.
   func bodyLimit(for head: HTTPRequestHead) -> Int
 
-  /// Answers a complete request. Runs on one of the server's blocking lanes, so it may do file I/O,
-  /// unless `handlesInline` said it does none.
+  /// Answers a complete request synchronously, wherever it is called.
   func handle(_ request: HTTPRequest) -> HTTPResponse
 
-  /// True when `handle` will answer this request from memory, without blocking: it then runs on
-  /// the connection's own queue, saving two thread hand-offs.
-  func handlesInline(_ head: HTTPRequestHead) -> Bool
+  /// Called on the connection's own thread: either answers at once (from memory, without
+  /// blocking: no thread hand-off at all) or returns the work that may block, which the server
+  /// runs on one of its blocking lanes. The default defers the whole `handle`.
+  func start(_ request: HTTPRequest) -> HTTPHandling
+}
+
+/// How a request is answered: now, or by work that may block (file I/O, fsync).
+public enum HTTPHandling: Sendable {
+  case respond(HTTPResponse)
+  case blocking(@Sendable () -> HTTPResponse)
 }
 
 extension HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int { Int.max }
 
-  public func handlesInline(_ head: HTTPRequestHead) -> Bool { false }
+  public func start(_ request: HTTPRequest) -> HTTPHandling {
+    .blocking { handle(request) }
+  }
 
   /// The response sent, with `Connection: close`, for a request that could not be parsed.
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {

@@ -1,0 +1,38 @@
+import EmulatorStorage
+import Synchronization
+
+/// Rendered object resources, reused while the object is unchanged: a metadata GET then costs a
+/// dictionary lookup and a metadata comparison instead of a JSON rendering (timestamps, etag,
+/// percent-encoded links). An entry is valid only for metadata *equal* to what it was rendered
+/// from, so any change (a PATCH, a new generation, a token) misses and re-renders.
+final class RenderCache: Sendable {
+  struct Key: Hashable, Sendable {
+    var bucket: String
+    var name: String
+    var firebase: Bool
+    var baseURL: String
+    var fields: Set<String>?
+  }
+
+  private let entries = Mutex<[Key: (object: ObjectMetadata, body: [UInt8])]>([:])
+  /// Past this many entries the cache starts over (a bound on memory, not an LRU).
+  let capacity: Int
+
+  init(capacity: Int = 4096) {
+    self.capacity = capacity
+  }
+
+  func body(for object: ObjectMetadata, key: Key, render: (ObjectMetadata) -> [UInt8]) -> [UInt8] {
+    if let cached = entries.withLock({ $0[key] }), cached.object == object {
+      return cached.body
+    }
+    let body = render(object)
+    entries.withLock { entries in
+      if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+      entries[key] = (object, body)
+    }
+    return body
+  }
+
+  var count: Int { entries.withLock { $0.count } }
+}
