@@ -54,7 +54,7 @@ public final class ObjectStore: Sendable {
   public let options: Options
   private let backend: any StorageBackend
   private let index = Mutex<[String: BucketIndex]>([:])
-  private let stripes: [NSLock] = (0..<256).map { _ in NSLock() }
+  private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
 
   /// Opens the store, loading what the backend holds (and letting it clean up interrupted writes).
@@ -287,9 +287,11 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     do {
       try ensureBucket(bucket)
-      let lock = stripe(bucket, name)
+      let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
+      let lock = stripe(key)
       lock.lock()
       defer { lock.unlock() }
+      lock.waitForGroups(of: key)
       let previous = try lookup(bucket, name)
       try conditions.checkWrite(previous, bucket: bucket, name: name)
       var object = ObjectMetadata(
@@ -434,30 +436,100 @@ public final class ObjectStore: Sendable {
     }
   }
 
+  /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
+  /// against and applied to the newest accepted version, acknowledged once a record holding it is
+  /// written and published.
   private func modify(
     bucket: String, name: String, conditions: Preconditions,
     onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
     _ change: (inout ObjectMetadata) -> Void
   ) throws(StorageError) -> ObjectMetadata {
-    let lock = stripe(bucket, name)
-    lock.lock()
-    defer { lock.unlock() }
-    guard let current = try lookup(bucket, name) else { throw missing(bucket, name) }
+    let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
+    let stripe = stripe(key)
+    stripe.lock()
+    defer { stripe.unlock() }
+    let group = stripe.groups[key]
+    let found: ObjectMetadata? = if let group { group.latest } else { try lookup(bucket, name) }
+    guard let current = found else { throw missing(bucket, name) }
     try conditions.checkWrite(current, bucket: bucket, name: name)
-    guard needed(current) else { return current }
+    guard needed(current) else {
+      // Nothing to change; answer with a version that is on disk.
+      stripe.waitForGroups(of: key)
+      return try lookup(bucket, name) ?? current
+    }
     var object = current
     change(&object)
     object.metageneration += 1
     object.updated = max(Timestamp.nowMilliseconds(), current.updated)
-    try backend.commit(object, data: nil, previous: current)
-    try publish(object)
-    return object
+    let ticket = WriteStripe.Ticket(object)
+    if let group {
+      group.latest = object
+      group.waiting.append(ticket)
+    } else {
+      let group = WriteStripe.MetadataGroup(latest: object, published: current)
+      group.waiting = [ticket]
+      stripe.groups[key] = group
+      ticket.leads = true
+    }
+    while true {
+      switch ticket.outcome {
+      case .success(let written): return written
+      case .failure(let error): throw error
+      case nil: break
+      }
+      if ticket.leads, let group = stripe.groups[key] {
+        writeGroup(group, key: key, stripe: stripe)
+      } else {
+        stripe.condition.wait()
+      }
+    }
+  }
+
+  /// Writes the newest version of a metadata group once for every change queued so far, then
+  /// hands the next write to the first change that queued meanwhile (so no caller writes for
+  /// others indefinitely). Called and returns with the stripe locked; unlocks it while writing.
+  private func writeGroup(_ group: WriteStripe.MetadataGroup, key: WriteStripe.Key, stripe: WriteStripe) {
+    let batch = group.waiting
+    group.waiting = []
+    let object = group.latest
+    let previous = group.published
+    stripe.unlock()
+    var failure: StorageError?
+    do {
+      try backend.commit(object, data: nil, previous: previous)
+    } catch {
+      failure = error
+    }
+    stripe.lock()
+    if failure == nil {
+      do {
+        try publish(object)
+      } catch {
+        failure = error
+      }
+    }
+    if let failure {
+      // Later changes were made on top of this version: they fail with it.
+      for ticket in batch + group.waiting { ticket.outcome = .failure(failure) }
+      group.waiting = []
+    } else {
+      group.published = object
+      for ticket in batch { ticket.outcome = .success(ticket.object) }
+    }
+    if let next = group.waiting.first {
+      next.leads = true
+    } else {
+      stripe.groups[key] = nil
+    }
+    stripe.condition.broadcast()
   }
 
   public func delete(bucket: String, name: String, conditions: Preconditions = Preconditions()) throws(StorageError) {
-    let lock = stripe(bucket, name)
+    let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
+    let lock = stripe(key)
     lock.lock()
     defer { lock.unlock() }
+    lock.waitForGroups(of: key)
     guard let current = try lookup(bucket, name) else {
       if backend.isDamaged(bucket: bucket, name: name) {
         try backend.removeDamaged(bucket: bucket, name: name)
@@ -494,11 +566,12 @@ public final class ObjectStore: Sendable {
     }
   }
 
-  private func stripe(_ bucket: String, _ name: String) -> NSLock {
-    var hasher = Hasher()
-    hasher.combine(bucket)
-    hasher.combine(ObjectKey(name))
-    return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
+  private func stripe(_ bucket: String, _ name: String) -> WriteStripe {
+    stripe(WriteStripe.Key(bucket: bucket, name: ObjectKey(name)))
+  }
+
+  private func stripe(_ key: WriteStripe.Key) -> WriteStripe {
+    stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
   }
 
   // MARK: Listing
