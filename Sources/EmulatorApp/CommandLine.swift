@@ -118,7 +118,7 @@ public enum CommandLineTool {
       signal(signalNumber, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
       source.setEventHandler {
-        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds)
+        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
         say("storage-emulator stopped")
         exit(0)
       }

@@ -35,6 +35,19 @@ public final class FileBackend: StorageBackend {
   /// Record paths found damaged at start-up.
   private let damaged = Mutex<Set<String>>([])
   private let process = getpid()
+  /// `index.journal`, open for appending (-1 until load).
+  private let journal = Mutex<Int32>(-1)
+  private let loadKind = Mutex<LoadKind?>(nil)
+
+  /// How the last `load` found the index.
+  public enum LoadKind: Sendable, Equatable {
+    /// From `index.snapshot`, re-reading the records of this many journaled objects and buckets.
+    case snapshot(replayed: Int)
+    /// By reading every record.
+    case scan
+  }
+
+  public var loadedFrom: LoadKind? { loadKind.withLock { $0 } }
 
   public init(root: URL, fsync: Bool = false) throws(StorageError) {
     self.root = root.standardizedFileURL
@@ -71,7 +84,11 @@ public final class FileBackend: StorageBackend {
   private func bucketDir(_ bucket: String) -> String { bucketsDir.path + "/" + bucket }
 
   private func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
-    let digest = SHA256.hash(data: Array(object.name.utf8))
+    objectBase(bucket: object.bucket, name: object.name)
+  }
+
+  private func objectBase(bucket: String, name: String) -> (dir: String, stem: String) {
+    let digest = SHA256.hash(data: Array(name.utf8))
     let digits = Array("0123456789abcdef".utf8)
     var hex: [UInt8] = []
     hex.reserveCapacity(64)
@@ -80,7 +97,7 @@ public final class FileBackend: StorageBackend {
       hex.append(digits[Int(byte & 15)])
     }
     let stem = String(decoding: hex, as: UTF8.self)
-    return (bucketDir(object.bucket) + "/objects/" + stem.prefix(2), stem)
+    return (bucketDir(bucket) + "/objects/" + stem.prefix(2), stem)
   }
 
   private func recordPath(_ object: ObjectMetadata) -> String {
@@ -102,23 +119,80 @@ public final class FileBackend: StorageBackend {
 
   public func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState {
     let fm = FileManager.default
-    var state = LoadedState()
     for leftover in (try? fm.contentsOfDirectory(atPath: tmp.path)) ?? [] {
       try? fm.removeItem(atPath: tmp.path + "/" + leftover)
       log("recovery: removed the unfinished write tmp/\(leftover)")
     }
+    if let state = loadFromSnapshot(log: log) { return state }
+    let state = scanRecords(log: log)
+    loadKind.withLock { $0 = .scan }
+    // Every record was read: start a new epoch, so the next start-up reads one snapshot instead.
+    try writeSnapshot(state)
+    return state
+  }
+
+  /// The snapshot of the journal's epoch, with every object and bucket the journal names read
+  /// again from its record; nil (and a log line) when they cannot be used together.
+  private func loadFromSnapshot(log: @Sendable (String) -> Void) -> LoadedState? {
+    guard FileManager.default.fileExists(atPath: snapshotPath) else { return nil }
+    let contents: IndexSnapshot.Contents
+    do {
+      contents = try IndexSnapshot.read(snapshotPath)
+    } catch {
+      log("index: index.snapshot is not usable (\(error)); reading every record instead")
+      return nil
+    }
+    guard let journal = IndexJournal.read(journalPath), journal.epoch == contents.epoch else {
+      log("index: index.journal does not match index.snapshot; reading every record instead")
+      return nil
+    }
+    var state = contents.state
+    damaged.withLock { $0 = Set(contents.damaged) }
+    if !journal.buckets.isEmpty {
+      let known = Set(state.buckets.map(\.name))
+      for bucket in journal.buckets {
+        let info = readBucketRecord(bucket)
+        if info == nil && known.contains(bucket) {
+          state.buckets.removeAll { $0.name == bucket }
+          state.objects.removeAll { $0.bucket == bucket }
+        } else if let info, !known.contains(bucket) {
+          state.buckets.append(info)
+        }
+      }
+    }
+    if !journal.objects.isEmpty {
+      state.objects.removeAll { journal.objects.contains(IndexJournal.Key(bucket: $0.bucket, name: $0.name)) }
+      let buckets = Set(state.buckets.map(\.name))
+      for key in journal.objects where buckets.contains(key.bucket) {
+        if let object = recoverObject(bucket: key.bucket, name: key.name, log: log) { state.objects.append(object) }
+      }
+    }
+    loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
+    do {
+      try openJournal()
+      // A long journal makes every start-up re-read its records: fold it into a new snapshot.
+      if journal.objects.count + journal.buckets.count > 10_000 { try writeSnapshot(state) }
+    } catch {
+      log("index: \(error)")
+      return nil
+    }
+    return state
+  }
+
+  /// Reads every record (the start-up of a folder without a usable snapshot), cleaning up what
+  /// interrupted writes left.
+  private func scanRecords(log: @Sendable (String) -> Void) -> LoadedState {
+    let fm = FileManager.default
+    var state = LoadedState()
+    damaged.withLock { $0 = [] }
     let buckets = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
     for bucket in buckets.sorted() {
-      let dir = bucketDir(bucket)
-      guard let bytes = fm.contents(atPath: dir + "/bucket.json").map(Array.init),
-        let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
-        let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
-      else {
+      guard let info = readBucketRecord(bucket) else {
         log("recovery: skipped buckets/\(bucket): its bucket.json is missing or damaged")
         continue
       }
-      state.buckets.append(BucketInfo(name: name, timeCreated: created))
-      let objectsDir = dir + "/objects"
+      state.buckets.append(info)
+      let objectsDir = bucketDir(bucket) + "/objects"
       for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
         let shardDir = objectsDir + "/" + shard
         let files = (try? fm.contentsOfDirectory(atPath: shardDir)) ?? []
@@ -126,12 +200,7 @@ public final class FileBackend: StorageBackend {
         for file in files where file.hasSuffix(".json") {
           let path = shardDir + "/" + file
           do {
-            guard let bytes = fm.contents(atPath: path) else { throw StorageError.io("unreadable") }
-            let object = try ObjectMetadata(record: Array(bytes))
-            guard object.bucket == name, recordPath(object) == path else {
-              throw StorageError.io("the record names another object")
-            }
-            guard fm.fileExists(atPath: dataPath(object)) else { throw StorageError.io("its data file is missing") }
+            let object = try readRecord(path, bucket: bucket)
             live.insert((dataPath(object) as NSString).lastPathComponent)
             state.objects.append(object)
           } catch {
@@ -151,7 +220,111 @@ public final class FileBackend: StorageBackend {
     return state
   }
 
+  private func readBucketRecord(_ bucket: String) -> BucketInfo? {
+    guard let bytes = FileManager.default.contents(atPath: bucketDir(bucket) + "/bucket.json").map(Array.init),
+      let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
+      let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
+    else { return nil }
+    return BucketInfo(name: name, timeCreated: created)
+  }
+
+  private func readRecord(_ path: String, bucket: String) throws(StorageError) -> ObjectMetadata {
+    guard let bytes = FileManager.default.contents(atPath: path) else { throw StorageError.io("unreadable") }
+    let object = try ObjectMetadata(record: Array(bytes))
+    guard object.bucket == bucket, recordPath(object) == path else {
+      throw StorageError.io("the record names another object")
+    }
+    guard FileManager.default.fileExists(atPath: dataPath(object)) else {
+      throw StorageError.io("its data file is missing")
+    }
+    return object
+  }
+
+  /// One object's state from the folder, as a full scan would find it (damaged records noted,
+  /// data files of unfinished writes removed).
+  private func recoverObject(bucket: String, name: String, log: @Sendable (String) -> Void) -> ObjectMetadata? {
+    let base = objectBase(bucket: bucket, name: name)
+    let path = base.dir + "/" + base.stem + ".json"
+    var keep: String?
+    var object: ObjectMetadata?
+    damaged.withLock { _ = $0.remove(path) }
+    if FileManager.default.fileExists(atPath: path) {
+      do {
+        let found = try readRecord(path, bucket: bucket)
+        keep = (dataPath(found) as NSString).lastPathComponent
+        object = found
+      } catch {
+        log("recovery: skipped the damaged record \(path.dropFirst(root.path.count + 1)): \(error)")
+        damaged.withLock { _ = $0.insert(path) }
+        return nil
+      }
+    }
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
+    for file in files where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") && file != keep {
+      try? FileManager.default.removeItem(atPath: base.dir + "/" + file)
+      log(
+        "recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")
+    }
+    return object
+  }
+
+  // MARK: Snapshot and journal
+
+  private var snapshotPath: String { root.path + "/index.snapshot" }
+  private var journalPath: String { root.path + "/index.journal" }
+
+  /// Writes `state` as the snapshot of a new epoch and starts that epoch's empty journal. Called
+  /// when no write is in progress (start-up, shutdown). Interrupted between the two renames, the
+  /// epochs differ and the next start-up reads every record.
+  public func saveSnapshot(_ state: LoadedState) throws(StorageError) {
+    try writeSnapshot(state)
+  }
+
+  private func writeSnapshot(_ state: LoadedState) throws(StorageError) {
+    let epoch = UInt64.random(in: 1...UInt64.max)
+    var byBucket: [String: [ObjectMetadata]] = [:]
+    for object in state.objects { byBucket[object.bucket, default: []].append(object) }
+    let buckets = state.buckets.sorted { $0.name < $1.name }.map { info in
+      (info: info, objects: (byBucket[info.name] ?? []).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+    }
+    let temporary = tempPath("snapshot")
+    do throws(StorageError) {
+      try IndexSnapshot.write(
+        epoch: epoch, buckets: buckets, damaged: damaged.withLock { Array($0) }, to: temporary, sync: fsync)
+      guard rename(temporary, snapshotPath) == 0 else { throw Self.error("install the index snapshot", errno) }
+      try writeAtomically(IndexJournal.header(epoch: epoch), to: journalPath)
+    } catch {
+      unlink(temporary)
+      throw error
+    }
+    try openJournal()
+  }
+
+  private func openJournal() throws(StorageError) {
+    let fd = Glibc.open(journalPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+    guard fd >= 0 else { throw Self.error("open the index journal", errno) }
+    let previous = journal.withLock { current in
+      defer { current = fd }
+      return current
+    }
+    if previous >= 0 { _ = Glibc.close(previous) }
+  }
+
+  /// Names a change in the journal before it is made (synced first with `fsync`, so a synced
+  /// change is never missing from it).
+  private func journal(_ line: [UInt8]) throws(StorageError) {
+    let failure: Int32? = journal.withLock { fd in
+      guard fd >= 0 else { return EBADF }
+      let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      guard written == line.count else { return written < 0 ? errno : EIO }
+      if fsync && fdatasync(fd) != 0 { return errno }
+      return nil
+    }
+    if let failure { throw Self.error("write the index journal", failure) }
+  }
+
   public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {
+    try journal(IndexJournal.bucketLine(bucket.name))
     let dir = bucketDir(bucket.name)
     try makeDirectory(dir)
     try makeDirectory(dir + "/objects")
@@ -164,6 +337,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func removeBucket(_ name: String) throws(StorageError) {
+    try journal(IndexJournal.bucketLine(name))
     let dir = bucketDir(name)
     // Remove the record first: a bucket folder without one is skipped at start-up.
     if unlink(dir + "/bucket.json") != 0 && errno != ENOENT { throw Self.error("remove the bucket", errno) }
@@ -248,6 +422,7 @@ public final class FileBackend: StorageBackend {
     let probe = ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0)
     let path = recordPath(probe)
     guard damaged.withLock({ $0.contains(path) }) else { return }
+    try journal(IndexJournal.objectLine(bucket: bucket, name: name))
     let base = objectBase(probe)
     guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
     for file in (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
@@ -303,6 +478,7 @@ public final class FileBackend: StorageBackend {
       let path = recordPath(object)
       damaged.withLock { _ = $0.remove(path) }
     }
+    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name))
     try makeDirectory(base.dir)
     if let data {
       let target = dataPath(object)
@@ -320,6 +496,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
+    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name))
     let record = recordPath(object)
     guard unlink(record) == 0 || errno == ENOENT else { throw Self.error("delete the object", errno) }
     syncDirectory((record as NSString).deletingLastPathComponent)

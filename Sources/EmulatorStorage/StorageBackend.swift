@@ -68,6 +68,12 @@ public protocol StorageBackend: Sendable {
   /// The live bytes of `object`, as an open file when the backend has one (streamed with
   /// `sendfile`; the bytes stay readable even if the object is replaced meanwhile).
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
+  /// Saves the whole index so the next `load` is fast (called with no write in progress).
+  func saveSnapshot(_ state: LoadedState) throws(StorageError)
+}
+
+extension StorageBackend {
+  public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
 }
 
 /// An object's bytes for reading.
