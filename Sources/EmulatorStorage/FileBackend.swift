@@ -35,8 +35,8 @@ public final class FileBackend: StorageBackend {
   /// Record paths found damaged at start-up.
   private let damaged = Mutex<Set<String>>([])
   private let process = getpid()
-  /// `index.journal`, open for appending (-1 until load).
-  private let journal = Mutex<Int32>(-1)
+  /// Whether `index.journal` is ready for appending (after load).
+  private let journal = Mutex<Bool>(false)
   private let loadKind = Mutex<LoadKind?>(nil)
 
   /// How the last `load` found the index.
@@ -127,7 +127,13 @@ public final class FileBackend: StorageBackend {
     let state = scanRecords(log: log)
     loadKind.withLock { $0 = .scan }
     // Every record was read: start a new epoch, so the next start-up reads one snapshot instead.
-    try writeSnapshot(state)
+    // Not fatal (a full or read-only disk can still be served): the next start-up scans again.
+    do {
+      try writeSnapshot(state)
+    } catch {
+      log("index: no snapshot saved (\(error)); the next start-up reads every record again")
+      journal.withLock { $0 = true }
+    }
     return state
   }
 
@@ -301,20 +307,21 @@ public final class FileBackend: StorageBackend {
   }
 
   private func openJournal() throws(StorageError) {
-    let fd = Glibc.open(journalPath, O_WRONLY | O_APPEND | O_CLOEXEC)
-    guard fd >= 0 else { throw Self.error("open the index journal", errno) }
-    let previous = journal.withLock { current in
-      defer { current = fd }
-      return current
-    }
-    if previous >= 0 { _ = Glibc.close(previous) }
+    guard access(journalPath, W_OK) == 0 else { throw Self.error("open the index journal", errno) }
+    journal.withLock { $0 = true }
   }
 
   /// Names a change in the journal before it is made (synced first with `fsync`, so a synced
-  /// change is never missing from it).
+  /// change is never missing from it). The file is opened for each append, so the emulator holds
+  /// no file open for writing between requests (a folder can be remounted read-only meanwhile).
+  /// A journal that was deleted meanwhile is created without a header: the next start-up then
+  /// sees it does not match the snapshot and reads every record.
   private func journal(_ line: [UInt8]) throws(StorageError) {
-    let failure: Int32? = journal.withLock { fd in
-      guard fd >= 0 else { return EBADF }
+    let failure: Int32? = journal.withLock { ready in
+      guard ready else { return EBADF }
+      let fd = Glibc.open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+      guard fd >= 0 else { return errno }
+      defer { _ = Glibc.close(fd) }
       let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
       guard written == line.count else { return written < 0 ? errno : EIO }
       if fsync && fdatasync(fd) != 0 { return errno }

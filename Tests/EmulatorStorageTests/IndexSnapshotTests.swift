@@ -117,6 +117,35 @@ import Testing
     #expect(reopened.listBuckets().map(\.name) == ["bkt", "fresh"])
   }
 
+  @Test func replayingAJournaledNameRemovesWhatItsInterruptedWriteLeft() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "victim", data: [1])
+      try store.close()
+    }
+    let record = try #require(folder.allFiles().first { $0.hasSuffix(".json") && $0.contains("/objects/") })
+    let recordURL = root.deletingLastPathComponent().appendingPathComponent(record)
+    let stem = recordURL.deletingPathExtension().lastPathComponent
+    let orphan = recordURL.deletingLastPathComponent().appendingPathComponent(stem + ".999.data")
+    // An upload of the same name was killed after its data was renamed into place, before its
+    // record: the journal names it (appended first), the data file is left over.
+    try Data([9, 9]).write(to: orphan)
+    let handle = try FileHandle(forWritingTo: root.appendingPathComponent("index.journal"))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: IndexJournal.objectLine(bucket: "bkt", name: "victim"))
+    try handle.close()
+    let lines = LogLines()
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend, log: { lines.append($0) })
+    #expect(backend.loadedFrom == .snapshot(replayed: 1))
+    #expect(try store.read(bucket: "bkt", name: "victim").1 == [1])
+    #expect(!FileManager.default.fileExists(atPath: orphan.path))
+    #expect(lines.all.contains { $0.contains(".999.data") })
+  }
+
   @Test func aJournalOfAnotherEpochOrGarbageMeansAFullScan() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
