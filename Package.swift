@@ -12,8 +12,10 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0")
   ],
   targets: [
-    // HTTP/1.1 over POSIX sockets and Dispatch. Knows nothing of storage.
-    .target(name: "EmulatorHTTP"),
+    // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
+    .target(name: "CEpoll"),
+    // HTTP/1.1 over POSIX sockets, epoll and Dispatch. Knows nothing of storage.
+    .target(name: "EmulatorHTTP", dependencies: ["CEpoll"]),
     // Object model, update and precondition rules, on-disk and in-memory stores. Knows nothing of HTTP.
     .target(
       name: "EmulatorStorage",

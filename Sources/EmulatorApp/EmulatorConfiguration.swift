@@ -75,6 +75,7 @@ public struct EmulatorConfiguration: Sendable, Equatable {
       server.timeouts.writeStallSeconds = Double(try value.integer(key, in: 1...86_400))
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
+    case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
     default: throw ConfigurationError("unknown key '\(key)'")
     }
   }

@@ -8,23 +8,23 @@ import Dispatch
 
 /// One accepted socket.
 ///
-/// Invariant: every `var` of this class is read and written only on `queue` (the queue its
-/// Dispatch sources deliver on, and every closure that touches it is sent there). That is what
-/// makes the `@unchecked Sendable` sound; the compiler does not check source handlers.
+/// Invariant: every `var` of this class is read and written only on `loop`'s thread (readiness is
+/// delivered there, and every closure that touches it is sent there with `loop.execute`). That is
+/// what makes the `@unchecked Sendable` sound; the compiler does not check it.
 ///
 /// One request is in flight at a time: pipelined requests wait in the decoder (at most about 1 MiB
-/// of them; past that, and while a response is still being written, the read source is
-/// suspended) and are answered in order (the swift-nio pipelining rule).
-final class HTTPConnection: @unchecked Sendable {
+/// of them; past that, and while a response is still being written, reading stops) and are
+/// answered in order (the swift-nio pipelining rule).
+final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   let id: Int
   let fd: Int32
-  let queue: DispatchQueue
+  let loop: EventLoop
   private let server: HTTPServer
   private var decoder: HTTPRequestDecoder
-  private var readSource: DispatchSourceRead?
-  private var writeSource: DispatchSourceWrite?
-  private var liveSources = 0
-  private var readSuspended = false
+  /// Readiness asked of the loop now.
+  private var readingWanted = true
+  /// A response waits for the socket to drain.
+  private var waitingWritable = false
   private var outbound: [UInt8] = []
   private var outboundOffset = 0
   private var inFlight = false
@@ -45,11 +45,11 @@ final class HTTPConnection: @unchecked Sendable {
   private var pendingFile: (region: FileRegion, offset: Int, end: Int)?
   private var pendingStream: (any HTTPBodyStream)?
 
-  init(id: Int, fd: Int32, server: HTTPServer) {
+  init(id: Int, fd: Int32, server: HTTPServer, loop: EventLoop) {
     self.id = id
     self.fd = fd
     self.server = server
-    self.queue = DispatchQueue(label: "storage-emulator.connection", target: server.connectionTarget)
+    self.loop = loop
     self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
     self.decoder.spoolThreshold = server.configuration.spoolThresholdBytes
   }
@@ -59,13 +59,27 @@ final class HTTPConnection: @unchecked Sendable {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     var one: Int32 = 1
     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-    let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-    source.setEventHandler { [self] in readable() }
-    source.setCancelHandler { [self] in sourceCancelled() }
-    readSource = source
-    liveSources = 1
-    source.activate()
+    guard loop.register(fd, self, reading: true, writing: false) else {
+      closing = true
+      loop.deregister(fd)
+      _ = Glibc.close(fd)
+      server.connectionDidClose(id)
+      return
+    }
     touch()
+  }
+
+  func handleEvents(readable canRead: Bool, writable canWrite: Bool, failed: Bool) {
+    guard !closing else { return }
+    if waitingWritable && (canWrite || failed) { flush() }
+    guard !closing else { return }
+    if readingWanted && (canRead || failed) {
+      readable()
+    } else if failed && !waitingWritable {
+      // The peer is gone (reset) while nothing is read or written: level-triggered, this would
+      // be reported again and again.
+      close()
+    }
   }
 
   // MARK: Reading
@@ -201,7 +215,7 @@ final class HTTPConnection: @unchecked Sendable {
     case .blocking(let work):
       server.lane().async { [self] in
         let response = work()
-        queue.async { [self] in complete(request.head, response) }
+        loop.execute { [self] in complete(request.head, response) }
       }
     }
   }
@@ -247,7 +261,7 @@ final class HTTPConnection: @unchecked Sendable {
         let sent = sendfile(fd, file.region.fd, &offset, min(file.end - file.offset, 1 << 22))
         if sent > 0 {
           pendingFile = (file.region, Int(offset), file.end)
-          if writeSource != nil { touch() }
+          if waitingWritable { touch() }
           continue
         }
         if sent < 0 && errno == EINTR { continue }
@@ -280,9 +294,9 @@ final class HTTPConnection: @unchecked Sendable {
       }
       break
     }
-    if let source = writeSource {
-      writeSource = nil
-      source.cancel()
+    if waitingWritable {
+      waitingWritable = false
+      updateReadInterest()
     }
     if closeAfterFlush {
       beginLingeringClose()
@@ -300,7 +314,7 @@ final class HTTPConnection: @unchecked Sendable {
       }
       if written > 0 {
         outboundOffset += written
-        if writeSource != nil { touch() }
+        if waitingWritable { touch() }
         continue
       }
       if written < 0 && errno == EINTR { continue }
@@ -318,13 +332,9 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   private func armWriteSource() {
-    guard writeSource == nil, !closing else { return }
-    let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-    source.setEventHandler { [self] in flush() }
-    source.setCancelHandler { [self] in sourceCancelled() }
-    writeSource = source
-    liveSources += 1
-    source.activate()
+    guard !waitingWritable, !closing else { return }
+    waitingWritable = true
+    updateReadInterest()
   }
 
   /// After a final response: stop sending, then read and discard what the peer still sends for a
@@ -334,26 +344,28 @@ final class HTTPConnection: @unchecked Sendable {
     lingering = true
     shutdown(fd, Int32(SHUT_WR))
     updateReadInterest()
-    queue.asyncAfter(deadline: .now() + 2) { [self] in close() }
+    loop.schedule(after: 2) { [self] in close() }
   }
 
+  /// Tells the loop which readiness matters now (an `epoll_ctl` only when that changes).
   private func updateReadInterest() {
-    guard !closing, let readSource else { return }
-    // Reading goes on while a handler runs (pipelined bytes are only buffered, and suspending
-    // and resuming a source costs a round trip through Dispatch's manager thread); it stops while
-    // a response waits for the socket, and when a client has pipelined more than 1 MiB ahead.
+    guard !closing else { return }
+    // Reading goes on while a handler runs (pipelined bytes are only buffered, and changing the
+    // interest costs a system call); it stops while a response waits for the socket, and when a
+    // client has pipelined more than 1 MiB ahead.
     let wanted =
       lingering
-      || (!closeAfterFlush && !peerClosed && writeSource == nil && pendingFile == nil && pendingStream == nil
+      || (!closeAfterFlush && !peerClosed && !waitingWritable && pendingFile == nil && pendingStream == nil
         && !(inFlight && decoder.bufferedByteCount >= 1 << 20))
-    if wanted && readSuspended {
-      readSuspended = false
-      readSource.resume()
-    } else if !wanted && !readSuspended {
-      readSuspended = true
-      readSource.suspend()
+    if wanted != readingWanted || waitingWritable != writingRegistered {
+      readingWanted = wanted
+      writingRegistered = waitingWritable
+      loop.update(fd, reading: wanted, writing: waitingWritable)
     }
   }
+
+  /// Whether the loop was last asked for writability.
+  private var writingRegistered = false
 
   // MARK: Deadlines and closing
 
@@ -367,7 +379,7 @@ final class HTTPConnection: @unchecked Sendable {
 
   private func schedule(after seconds: Double) {
     deadlineArmed = true
-    queue.asyncAfter(deadline: .now() + max(seconds, 0.01)) { [self] in deadlineReached() }
+    loop.schedule(after: max(seconds, 0.01)) { [self] in deadlineReached() }
   }
 
   /// Which deadline applies depends on what the connection is doing: waiting for a request
@@ -382,7 +394,7 @@ final class HTTPConnection: @unchecked Sendable {
     func since(_ time: DispatchTime) -> Double { Double(now - min(now, time.uptimeNanoseconds)) / 1e9 }
     let remaining: Double
     var answer408 = false
-    if writeSource != nil || pendingFile != nil || pendingStream != nil {
+    if waitingWritable || pendingFile != nil || pendingStream != nil {
       remaining = timeouts.writeStallSeconds - since(lastProgress)
     } else if decoder.isReadingBody {
       remaining = timeouts.bodyStallSeconds - since(lastProgress)
@@ -410,27 +422,15 @@ final class HTTPConnection: @unchecked Sendable {
     if !inFlight && outbound.isEmpty && !decoder.isReadingBody { close() }
   }
 
+  /// On the loop's thread: the descriptor leaves the loop before it is closed, so its number,
+  /// reused by the next accept, is never mistaken for this connection.
   func close() {
     guard !closing else { return }
     closing = true
     abandonSpool()
     pendingFile = nil
     pendingStream = nil
-    if let readSource {
-      readSource.cancel()
-      if readSuspended {
-        readSuspended = false
-        readSource.resume()
-      }
-    }
-    writeSource?.cancel()
-    writeSource = nil
-  }
-
-  private func sourceCancelled() {
-    liveSources -= 1
-    guard liveSources == 0 else { return }
-    readSource = nil
+    loop.deregister(fd)
     _ = Glibc.close(fd)
     server.connectionDidClose(id)
   }

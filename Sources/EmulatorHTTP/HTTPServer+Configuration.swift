@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the server listens and how many resources it may take.
 public struct HTTPServerConfiguration: Sendable, Equatable {
   /// Address to bind: an IPv4 or IPv6 literal, or a name such as `localhost`.
@@ -9,6 +11,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
   public var maxConnections: Int = 10_000
   /// Serial queues on which handlers run, so file I/O never blocks the connection threads.
   public var blockingLanes: Int = 16
+  /// Threads serving connections (one epoll set each); by default one per core.
+  public var eventLoops: Int = ProcessInfo.processInfo.activeProcessorCount
   public var timeouts = HTTPTimeouts()
   /// Request bodies larger than this are written to a file in `spoolDirectory` as they arrive
   /// (handlers get `HTTPRequest.bodyFile`), so memory stays flat whatever the upload size.

@@ -8,17 +8,21 @@ import Synchronization
   import Darwin
 #endif
 
-/// An HTTP/1.1 server over non-blocking POSIX sockets and Dispatch sources.
+/// An HTTP/1.1 server over non-blocking POSIX sockets, epoll and Dispatch.
 ///
-/// Design (measured in shared/docs/DISPATCH.md): one read source per connection, delivering on the
-/// connection's own serial queue; all those queues target one shared non-overcommit queue, so idle
-/// connections cost no thread. Handlers run on a fixed set of serial "blocking lanes", since they
-/// do file I/O, and their responses hop back to the connection queue.
+/// Design (measured in shared/docs/DISPATCH.md): a Dispatch source accepts; each connection is
+/// served by one of a few event loops (one thread and one epoll set each, one per core by
+/// default), so idle connections cost no thread and a keep-alive request costs one `read` and one
+/// `write`. Requests answered from memory are answered on the loop's thread; handlers that do file
+/// I/O run on a fixed set of serial Dispatch "blocking lanes", and their responses hop back to the
+/// connection's loop.
 public final class HTTPServer: @unchecked Sendable {
   // Invariant: `listener`, `listenerSuspended` and `connections` are touched only under `lock`.
   public let configuration: HTTPServerConfiguration
   let handler: any HTTPHandler
-  let connectionTarget = DispatchQueue.global()
+  /// Created by `start`.
+  private var loops: [EventLoop] = []
+  private let nextLoop = Atomic<Int>(0)
   private let acceptQueue = DispatchQueue(label: "storage-emulator.accept", target: .global())
   private let lanes: [DispatchQueue]
   private let nextLane = Atomic<Int>(0)
@@ -61,6 +65,7 @@ public final class HTTPServer: @unchecked Sendable {
         Int(UInt16(bigEndian: $0.pointee.sin_port))
       }
     }
+    loops = (0..<max(1, configuration.eventLoops)).map { EventLoop(name: "storage-emulator.loop\($0)") }
     let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
     source.setEventHandler { [self] in acceptPending() }
     source.setCancelHandler { _ = close(fd) }
@@ -84,13 +89,14 @@ public final class HTTPServer: @unchecked Sendable {
       listener = nil
       return Array(connections.values)
     }
-    for connection in open { connection.queue.async { connection.closeWhenIdle() } }
+    for connection in open { connection.loop.execute { connection.closeWhenIdle() } }
     let deadline = DispatchTime.now() + gracePeriod
     while connectionCount > 0 && DispatchTime.now() < deadline { usleep(10_000) }
     let remaining: [HTTPConnection] = lock.withLock { Array(connections.values) }
-    for connection in remaining { connection.queue.async { connection.close() } }
+    for connection in remaining { connection.loop.execute { connection.close() } }
     let hardDeadline = DispatchTime.now() + 1
     while connectionCount > 0 && DispatchTime.now() < hardDeadline { usleep(10_000) }
+    for loop in loops { loop.stop() }
   }
 
   private let spoolCounter = Atomic<Int>(0)
@@ -124,9 +130,10 @@ public final class HTTPServer: @unchecked Sendable {
         continue
       }
       let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-      let connection = HTTPConnection(id: id, fd: client, server: self)
+      let loop = loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
+      let connection = HTTPConnection(id: id, fd: client, server: self, loop: loop)
       lock.withLock { connections[id] = connection }
-      connection.queue.async { connection.start() }
+      loop.execute { connection.start() }
     }
   }
 
