@@ -124,64 +124,79 @@ public final class FileBackend: StorageBackend {
       log("recovery: removed the unfinished write tmp/\(leftover)")
     }
     if let state = loadFromSnapshot(log: log) { return state }
-    let state = scanRecords(log: log)
+    var state = scanRecords(log: log)
     loadKind.withLock { $0 = .scan }
-    // Every record was read: start a new epoch, so the next start-up reads one snapshot instead.
-    // Not fatal (a full or read-only disk can still be served): the next start-up scans again.
-    do {
-      try writeSnapshot(state)
-    } catch {
-      log("index: no snapshot saved (\(error)); the next start-up reads every record again")
-      journal.withLock { $0 = true }
-    }
+    // Every record was read: the store saves a snapshot of a new epoch, so the next start-up
+    // reads one file instead.
+    state.wantsSnapshot = true
     return state
   }
 
-  /// The snapshot of the journal's epoch, with every object and bucket the journal names read
-  /// again from its record; nil (and a log line) when they cannot be used together.
+  /// The snapshot of the journal's epoch (its objects decoded on another thread, see
+  /// `ObjectBatches`), with every object and bucket the journal names read again from its record;
+  /// nil (and a log line) when they cannot be used together.
   private func loadFromSnapshot(log: @Sendable (String) -> Void) -> LoadedState? {
     guard FileManager.default.fileExists(atPath: snapshotPath) else { return nil }
-    let contents: IndexSnapshot.Contents
+    let opened: IndexSnapshot.Opened
     do {
-      contents = try IndexSnapshot.read(snapshotPath)
+      opened = try IndexSnapshot.open(snapshotPath)
     } catch {
       log("index: index.snapshot is not usable (\(error)); reading every record instead")
       return nil
     }
-    guard let journal = IndexJournal.read(journalPath), journal.epoch == contents.epoch else {
+    guard let journal = IndexJournal.read(journalPath), journal.epoch == opened.epoch else {
       log("index: index.journal does not match index.snapshot; reading every record instead")
       return nil
     }
-    var state = contents.state
-    damaged.withLock { $0 = Set(contents.damaged) }
-    if !journal.buckets.isEmpty {
-      let known = Set(state.buckets.map(\.name))
-      for bucket in journal.buckets {
-        let info = readBucketRecord(bucket)
-        if info == nil && known.contains(bucket) {
-          state.buckets.removeAll { $0.name == bucket }
-          state.objects.removeAll { $0.bucket == bucket }
-        } else if let info, !known.contains(bucket) {
-          state.buckets.append(info)
-        }
-      }
-    }
-    if !journal.objects.isEmpty {
-      state.objects.removeAll { journal.objects.contains(IndexJournal.Key(bucket: $0.bucket, name: $0.name)) }
-      let buckets = Set(state.buckets.map(\.name))
-      for key in journal.objects where buckets.contains(key.bucket) {
-        if let object = recoverObject(bucket: key.bucket, name: key.name, log: log) { state.objects.append(object) }
-      }
-    }
-    loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     do {
       try openJournal()
-      // A long journal makes every start-up re-read its records: fold it into a new snapshot.
-      if journal.objects.count + journal.buckets.count > 10_000 { try writeSnapshot(state) }
     } catch {
       log("index: \(error)")
       return nil
     }
+    var state = LoadedState()
+    state.buckets = opened.buckets.map(\.info)
+    for bucket in opened.buckets { state.expectedCounts[bucket.info.name] = bucket.count }
+    damaged.withLock { $0 = Set(opened.damaged) }
+    var removedBuckets = Set<String>()
+    for bucket in journal.buckets {
+      let known = state.buckets.contains { $0.name == bucket }
+      let info = readBucketRecord(bucket)
+      if info == nil && known {
+        state.buckets.removeAll { $0.name == bucket }
+        removedBuckets.insert(bucket)
+      } else if let info, !known {
+        state.buckets.append(info)
+      }
+    }
+    let live = Set(state.buckets.map(\.name))
+    for key in journal.objects where live.contains(key.bucket) {
+      if let object = recoverObject(bucket: key.bucket, name: key.name, log: log) { state.objects.append(object) }
+    }
+    let batches = ObjectBatches()
+    state.batches = batches
+    let journaled = journal.objects
+    let removed = removedBuckets
+    let path = snapshotPath
+    let thread = Thread {
+      do {
+        try IndexSnapshot.decodeObjects(
+          opened,
+          skip: { bucket, name in
+            removed.contains(bucket) || (!journaled.isEmpty && journaled.contains(.init(bucket: bucket, name: name)))
+          }, deliver: batches.push)
+        batches.finish()
+      } catch {
+        // Checksummed yet undecodable: a bug, not damage. Remove it so the retry reads every record.
+        unlink(path)
+        batches.finish(failure: "index.snapshot could not be decoded (\(error))")
+      }
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+    loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
+    // A long journal makes every start-up re-read its records: fold it into a new snapshot.
+    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000
     return state
   }
 
@@ -283,7 +298,13 @@ public final class FileBackend: StorageBackend {
   /// when no write is in progress (start-up, shutdown). Interrupted between the two renames, the
   /// epochs differ and the next start-up reads every record.
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {
-    try writeSnapshot(state)
+    do {
+      try writeSnapshot(state)
+    } catch {
+      // Writes go on (into whatever journal there is): the next start-up reads every record.
+      journal.withLock { $0 = true }
+      throw error
+    }
   }
 
   private func writeSnapshot(_ state: LoadedState) throws(StorageError) {

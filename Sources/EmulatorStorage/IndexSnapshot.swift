@@ -11,11 +11,13 @@
 /// records the journal names; anything unexpected (a bad checksum, a truncated file, another
 /// version, a journal of another epoch) falls back to reading every record.
 ///
-/// Layout: `magic`, epoch (u64), bucket count, then per bucket its name, creation time, object
-/// count and objects (in name order), then the damaged record paths, then a CRC32C of everything
-/// before it. Integers are little-endian; strings a varint length and UTF-8 bytes.
+/// Layout: `magic`, epoch (u64), bucket count, per bucket its name, creation time and object
+/// count, the damaged record paths, then every bucket's objects (in bucket, then name order), then
+/// a CRC32C of everything before it. Integers are little-endian; strings a varint length and
+/// UTF-8 bytes. The header comes first so the objects can be decoded on one thread while another
+/// indexes them (`ObjectBatches`).
 enum IndexSnapshot {
-  static let magic = Array("storage-emulator index snapshot 1\n".utf8)
+  static let magic = Array("storage-emulator index snapshot 2\n".utf8)
 
   struct Contents {
     var epoch: UInt64
@@ -32,7 +34,7 @@ enum IndexSnapshot {
     epoch: UInt64, buckets: [(info: BucketInfo, objects: [ObjectMetadata])], damaged: [String], to path: String,
     sync: Bool
   ) throws(StorageError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw FileBackend.error("write the index snapshot", errno) }
     defer { close(fd) }
     var sink = Sink(fd: fd)
@@ -43,53 +45,106 @@ enum IndexSnapshot {
       sink.string(bucket.info.name)
       sink.u64(UInt64(bitPattern: bucket.info.timeCreated))
       sink.varint(UInt64(bucket.objects.count))
-      for object in bucket.objects { sink.object(object) }
-      try sink.flushIfFull()
     }
     sink.varint(UInt64(damaged.count))
     for path in damaged { sink.string(path) }
+    for bucket in buckets {
+      for object in bucket.objects {
+        sink.object(object)
+        try sink.flushIfFull()
+      }
+    }
     try sink.flush()
     sink.u32(sink.crc.value)
     try sink.flush()
     if sync && fsync(fd) != 0 { throw FileBackend.error("sync the index snapshot", errno) }
   }
 
-  static func read(_ path: String) throws(Damaged) -> Contents {
+  /// A snapshot file whose checksum matched, with its header decoded; its objects are decoded by
+  /// `decodeObjects`.
+  struct Opened: @unchecked Sendable {
+    var epoch: UInt64
+    var buckets: [(info: BucketInfo, count: Int)]
+    var damaged: [String]
+    fileprivate var bytes: [UInt8] = []
+    fileprivate var objectsOffset: Int
+  }
+
+  static func open(_ path: String) throws(Damaged) -> Opened {
     guard let bytes = readFile(path) else { throw Damaged(description: "it cannot be read") }
     guard bytes.count >= magic.count + 12, bytes.starts(with: magic) else {
       throw Damaged(description: "it is not a snapshot of this version")
     }
-    return try bytes.withUnsafeBytes { decode($0) }.get()
+    let header = bytes.withUnsafeBytes { raw -> Result<Opened, Damaged> in
+      Result { () throws(Damaged) -> Opened in
+        let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 4)])
+        let stored = raw.loadUnaligned(fromByteOffset: raw.count - 4, as: UInt32.self).littleEndian
+        var crc = CRC32C()
+        crc.update(body)
+        guard crc.value == stored else { throw Damaged(description: "its checksum does not match") }
+        var source = Source(bytes: body, offset: magic.count)
+        let epoch = try source.u64()
+        var buckets: [(info: BucketInfo, count: Int)] = []
+        for _ in 0..<(try source.count()) {
+          let name = try source.string()
+          let created = Int64(bitPattern: try source.u64())
+          buckets.append((BucketInfo(name: name, timeCreated: created), try source.count()))
+        }
+        var damaged: [String] = []
+        for _ in 0..<(try source.count()) { damaged.append(try source.string()) }
+        return Opened(epoch: epoch, buckets: buckets, damaged: damaged, objectsOffset: source.offset)
+      }
+    }
+    var opened = try header.get()
+    opened.bytes = bytes
+    return opened
   }
 
-  private static func decode(_ raw: UnsafeRawBufferPointer) -> Result<Contents, Damaged> {
-    Result { () throws(Damaged) -> Contents in
-      let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 4)])
-      let stored = raw.loadUnaligned(fromByteOffset: raw.count - 4, as: UInt32.self).littleEndian
-      var crc = CRC32C()
-      crc.update(body)
-      guard crc.value == stored else { throw Damaged(description: "its checksum does not match") }
-      var source = Source(bytes: body, offset: magic.count)
-      let epoch = try source.u64()
-      var state = LoadedState()
-      let bucketCount = try source.count()
-      for _ in 0..<bucketCount {
-        let name = try source.string()
-        let created = Int64(bitPattern: try source.u64())
-        state.buckets.append(BucketInfo(name: name, timeCreated: created))
-        let objectCount = try source.count()
-        state.objects.reserveCapacity(state.objects.count + objectCount)
-        for _ in 0..<objectCount { state.objects.append(try source.object(bucket: name)) }
+  /// Decodes every object, in order, handing them over in batches (one bucket each, with their
+  /// keys); objects for which `skip` (bucket, name) is true are left out.
+  static func decodeObjects(
+    _ opened: Opened, skip: (String, String) -> Bool, batchSize: Int = 16_384,
+    deliver: (ObjectBatch) -> Void
+  ) throws(Damaged) {
+    let result = opened.bytes.withUnsafeBytes { raw -> Result<Void, Damaged> in
+      Result { () throws(Damaged) in
+        let body = UnsafeRawBufferPointer(rebasing: raw[0..<(raw.count - 4)])
+        var source = Source(bytes: body, offset: opened.objectsOffset)
+        for bucket in opened.buckets {
+          let name = bucket.info.name
+          var batch = ObjectBatch(bucket: name)
+          batch.keys.reserveCapacity(min(batchSize, bucket.count))
+          batch.objects.reserveCapacity(min(batchSize, bucket.count))
+          for _ in 0..<bucket.count {
+            let object = try source.object(bucket: name)
+            if skip(name, object.name) { continue }
+            batch.keys.append(ObjectKey(object.name))
+            batch.objects.append(object)
+            if batch.objects.count == batchSize {
+              deliver(batch)
+              batch.keys.removeAll(keepingCapacity: true)
+              batch.objects.removeAll(keepingCapacity: true)
+            }
+          }
+          if !batch.objects.isEmpty { deliver(batch) }
+        }
+        guard source.offset == body.count else { throw Damaged(description: "it has trailing bytes") }
       }
-      var damaged: [String] = []
-      for _ in 0..<(try source.count()) { damaged.append(try source.string()) }
-      guard source.offset == body.count else { throw Damaged(description: "it has trailing bytes") }
-      return Contents(epoch: epoch, state: state, damaged: damaged)
     }
+    try result.get()
+  }
+
+  /// The whole snapshot at once (tests, tools).
+  static func read(_ path: String) throws(Damaged) -> Contents {
+    let opened = try open(path)
+    var state = LoadedState()
+    state.buckets = opened.buckets.map(\.info)
+    try decodeObjects(opened, skip: { _, _ in false }) { state.objects.append(contentsOf: $0.objects) }
+    return Contents(epoch: opened.epoch, state: state, damaged: opened.damaged)
   }
 
   static func readFile(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var info = stat()

@@ -49,6 +49,13 @@ public struct ObjectKey: Hashable, Comparable, Sendable {
     lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
   }
 
+  /// The bytes in one call (the synthesized hash feeds the hasher one byte at a time).
+  public func hash(into hasher: inout Hasher) {
+    bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+  }
+
+  public static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool { lhs.bytes == rhs.bytes }
+
   public func hasPrefix(_ prefix: [UInt8]) -> Bool {
     bytes.count >= prefix.count && bytes.starts(with: prefix)
   }

@@ -65,20 +65,84 @@ public final class ObjectStore: Sendable {
   {
     self.backend = backend
     self.options = options
-    let loaded = try backend.load(log: log)
-    var buckets: [String: BucketIndex] = [:]
-    for bucket in loaded.buckets { buckets[bucket.name] = BucketIndex(info: bucket) }
-    var highest: Int64 = 0
-    for object in loaded.objects {
-      guard buckets[object.bucket] != nil else { continue }
-      let key = ObjectKey(object.name)
-      buckets[object.bucket]!.objects[key] = object
-      buckets[object.bucket]!.keys.append(key)
-      highest = max(highest, object.generation)
+    var loaded = try backend.load(log: log)
+    var built: (buckets: [String: BucketIndex], highest: Int64)
+    do {
+      built = try Self.buildIndex(loaded)
+    } catch {
+      log("index: \(error); reading every record instead")
+      loaded = try backend.load(log: log)
+      built = try Self.buildIndex(loaded)
     }
-    for name in buckets.keys { buckets[name]!.keys.sort() }
+    let buckets = built.buckets
+    let highest = built.highest
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
+    if loaded.wantsSnapshot {
+      do {
+        try backend.saveSnapshot(snapshotState())
+      } catch {
+        log("index: no snapshot saved (\(error)); the next start-up reads every record again")
+      }
+    }
+  }
+
+  /// The index from what the backend loaded: per bucket, into tables sized up front, while
+  /// batches may still be arriving from the backend's decoding thread (this runs for every object
+  /// at start-up).
+  private static func buildIndex(
+    _ loaded: LoadedState
+  ) throws(StorageError) -> (buckets: [String: BucketIndex], highest: Int64) {
+    var buckets: [String: BucketIndex] = [:]
+    for info in loaded.buckets { buckets[info.name] = BucketIndex(info: info) }
+    var highest: Int64 = 0
+    // Objects come grouped by bucket: work on one bucket's tables at a time, out of the dictionary
+    // (so they are uniquely referenced and grow in place).
+    var current: (name: String, index: BucketIndex)?
+    var sorted = true
+    func add(_ object: ObjectMetadata) {
+      if current?.name != object.bucket {
+        if let done = current { buckets[done.name] = done.index }
+        guard let index = buckets.removeValue(forKey: object.bucket) else {
+          current = nil
+          return
+        }
+        current = (object.bucket, index)
+        // Sized here, once the tables are held only by `current`: sizing them while another
+        // reference lived would make the first insert copy a table sized for every object.
+        if let count = loaded.expectedCounts[object.bucket], current!.index.objects.isEmpty {
+          current!.index.objects.reserveCapacity(count)
+          current!.index.keys.reserveCapacity(count)
+        }
+      }
+      let key = ObjectKey(object.name)
+      if current!.index.objects.updateValue(object, forKey: key) == nil {
+        if let last = current!.index.keys.last, !(last < key) { sorted = false }
+        current!.index.keys.append(key)
+      }
+      highest = max(highest, object.generation)
+    }
+    if let batches = loaded.batches {
+      while let batch = try batches.next() {
+        guard let first = batch.objects.first else { continue }
+        add(first)  // switches tables when the bucket changes
+        guard current?.name == batch.bucket else { continue }
+        // The rest straight in: a batch is in key order, after what came before, and holds no
+        // name twice.
+        for position in 1..<batch.objects.count {
+          let object = batch.objects[position]
+          current!.index.objects[batch.keys[position]] = object
+          highest = max(highest, object.generation)
+        }
+        current!.index.keys.append(contentsOf: batch.keys.dropFirst())
+      }
+    }
+    for object in loaded.objects { add(object) }
+    if let done = current { buckets[done.name] = done.index }
+    if !sorted {
+      for name in buckets.keys { buckets[name]!.keys.sort() }
+    }
+    return (buckets, highest)
   }
 
   // MARK: Closing
@@ -107,7 +171,13 @@ public final class ObjectStore: Sendable {
       guard DispatchTime.now().uptimeNanoseconds < deadline else { return false }
       usleep(1000)
     }
-    let state = index.withLock { buckets -> LoadedState in
+    try backend.saveSnapshot(snapshotState())
+    return true
+  }
+
+  /// Everything in the index, bucket by bucket in name order.
+  private func snapshotState() -> LoadedState {
+    index.withLock { buckets -> LoadedState in
       var state = LoadedState()
       state.objects.reserveCapacity(buckets.values.reduce(0) { $0 + $1.keys.count })
       for bucket in buckets.values.sorted(by: { $0.info.name < $1.info.name }) {
@@ -116,8 +186,6 @@ public final class ObjectStore: Sendable {
       }
       return state
     }
-    try backend.saveSnapshot(state)
-    return true
   }
 
   // MARK: Buckets

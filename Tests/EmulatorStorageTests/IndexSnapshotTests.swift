@@ -41,6 +41,38 @@ import Testing
     #expect(contents.damaged == ["a/b.json"])
   }
 
+  @Test func aLargeSnapshotIsIndexedInBatchesAcrossBuckets() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    _ = try FileBackend(root: root)  // lays out the folder
+    // Three buckets of 20,000 objects: several batches each, decoded on another thread.
+    var buckets: [(info: BucketInfo, objects: [ObjectMetadata])] = []
+    for (index, name) in ["alpha", "beta", "gamma"].enumerated() {
+      let objects = (0..<20_000).map { n in
+        ObjectMetadata(
+          bucket: name, name: String(format: "d/%06d", n), generation: Int64(index * 100_000 + n + 1), size: 0,
+          md5: nil, crc32c: 0, now: 1)
+      }
+      buckets.append((BucketInfo(name: name, timeCreated: 1), objects))
+    }
+    try IndexSnapshot.write(
+      epoch: 7, buckets: buckets, damaged: [], to: root.appendingPathComponent("index.snapshot").path, sync: false)
+    try Data(IndexJournal.header(epoch: 7)).write(to: root.appendingPathComponent("index.journal"))
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend)
+    #expect(backend.loadedFrom == .snapshot(replayed: 0))
+    #expect(store.listBuckets().map(\.name) == ["alpha", "beta", "gamma"])
+    for (index, bucket) in buckets.enumerated() {
+      var query = ListQuery()
+      query.prefix = "d/01999"
+      let page = try store.list(bucket: bucket.info.name, query: query)
+      #expect(page.items.map(\.name) == (19_990..<20_000).map { String(format: "d/%06d", $0) })
+      let middle = try store.metadata(bucket: bucket.info.name, name: "d/012345")
+      #expect(middle.generation == Int64(index * 100_000 + 12_346))
+    }
+  }
+
   @Test func aDamagedOrTruncatedSnapshotIsRefused() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
