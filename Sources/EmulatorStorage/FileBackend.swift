@@ -170,8 +170,10 @@ public final class FileBackend: StorageBackend {
       }
     }
     let live = Set(state.buckets.map(\.name))
-    for key in journal.objects where live.contains(key.bucket) {
-      if let object = recoverObject(bucket: key.bucket, name: key.name, log: log) { state.objects.append(object) }
+    for (key, files) in journal.objects where live.contains(key.bucket) {
+      if let object = recoverObject(bucket: key.bucket, name: key.name, files: files, log: log) {
+        state.objects.append(object)
+      }
     }
     let batches = ObjectBatches()
     state.batches = batches
@@ -183,7 +185,7 @@ public final class FileBackend: StorageBackend {
         try IndexSnapshot.decodeObjects(
           opened,
           skip: { bucket, name in
-            removed.contains(bucket) || (!journaled.isEmpty && journaled.contains(.init(bucket: bucket, name: name)))
+            removed.contains(bucket) || (!journaled.isEmpty && journaled[.init(bucket: bucket, name: name)] != nil)
           }, deliver: batches.push)
         batches.finish()
       } catch {
@@ -263,7 +265,9 @@ public final class FileBackend: StorageBackend {
 
   /// One object's state from the folder, as a full scan would find it (damaged records noted,
   /// data files of unfinished writes removed).
-  private func recoverObject(bucket: String, name: String, log: @Sendable (String) -> Void) -> ObjectMetadata? {
+  private func recoverObject(
+    bucket: String, name: String, files: IndexJournal.DataFiles, log: @Sendable (String) -> Void
+  ) -> ObjectMetadata? {
     let base = objectBase(bucket: bucket, name: name)
     let path = base.dir + "/" + base.stem + ".json"
     var keep: String?
@@ -280,8 +284,14 @@ public final class FileBackend: StorageBackend {
         return nil
       }
     }
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
-    for file in files where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") && file != keep {
+    // The data files the journaled changes created or dropped, or (`*`) every one of this name.
+    let candidates =
+      files.all
+      ? ((try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []).filter {
+        $0.hasPrefix(base.stem + ".") && $0.hasSuffix(".data")
+      }
+      : files.generations.map { base.stem + ".\($0).data" }
+    for file in candidates where file != keep && FileManager.default.fileExists(atPath: base.dir + "/" + file) {
       try? FileManager.default.removeItem(atPath: base.dir + "/" + file)
       log(
         "recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")
@@ -450,7 +460,7 @@ public final class FileBackend: StorageBackend {
     let probe = ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0)
     let path = recordPath(probe)
     guard damaged.withLock({ $0.contains(path) }) else { return }
-    try journal(IndexJournal.objectLine(bucket: bucket, name: name))
+    try journal(IndexJournal.objectLine(bucket: bucket, name: name, generations: nil))
     let base = objectBase(probe)
     guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
     for file in (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
@@ -506,7 +516,12 @@ public final class FileBackend: StorageBackend {
       let path = recordPath(object)
       damaged.withLock { _ = $0.remove(path) }
     }
-    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name))
+    var generations: [Int64] = []
+    if data != nil {
+      generations.append(object.generation)
+      if let previous, previous.generation != object.generation { generations.append(previous.generation) }
+    }
+    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: generations))
     try makeDirectory(base.dir)
     if let data {
       let target = dataPath(object)
@@ -524,7 +539,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
-    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name))
+    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: [object.generation]))
     let record = recordPath(object)
     guard unlink(record) == 0 || errno == ENOENT else { throw Self.error("delete the object", errno) }
     syncDirectory((record as NSString).deletingLastPathComponent)

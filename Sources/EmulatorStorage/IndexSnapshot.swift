@@ -365,10 +365,12 @@ enum IndexSnapshot {
 
 /// The names of objects and buckets changed since the snapshot of its epoch: one line each,
 /// appended *before* the change reaches the folder, so after any interruption the journal names
-/// at least every object whose record may differ from the snapshot.
+/// at least every object whose record may differ from the snapshot. A line also names the data
+/// files the change creates or drops (by generation), so replaying it can remove what an
+/// interrupted change left without listing the object's folder; `*` asks for that listing.
 ///
 ///     storage-emulator index journal <epoch in hex>
-///     o <bucket> <object name as hex UTF-8>
+///     o <bucket> <object name as hex UTF-8> [<generation>|* ...]
 ///     b <bucket>
 enum IndexJournal {
   static let headerPrefix = "storage-emulator index journal "
@@ -378,21 +380,34 @@ enum IndexJournal {
     var name: String
   }
 
+  /// The data files a replay checks for one object.
+  struct DataFiles: Equatable {
+    var generations: Set<Int64> = []
+    /// Every data file of the object's name is checked (a listing of its folder).
+    var all = false
+  }
+
   struct Contents {
     var epoch: UInt64
-    var objects: Set<Key> = []
+    var objects: [Key: DataFiles] = [:]
     var buckets: Set<String> = []
   }
 
   static func header(epoch: UInt64) -> [UInt8] { Array((headerPrefix + String(epoch, radix: 16) + "\n").utf8) }
 
-  static func objectLine(bucket: String, name: String) -> [UInt8] {
+  /// `generations` nil: every data file of the name.
+  static func objectLine(bucket: String, name: String, generations: [Int64]? = []) -> [UInt8] {
     let digits = Array("0123456789abcdef".utf8)
     var line = Array("o \(bucket) ".utf8)
-    line.reserveCapacity(line.count + name.utf8.count * 2 + 1)
+    line.reserveCapacity(line.count + name.utf8.count * 2 + 40)
     for byte in name.utf8 {
       line.append(digits[Int(byte >> 4)])
       line.append(digits[Int(byte & 15)])
+    }
+    if let generations {
+      for generation in generations { line.append(contentsOf: " \(generation)".utf8) }
+    } else {
+      line.append(contentsOf: " *".utf8)
     }
     line.append(10)
     return line
@@ -417,9 +432,23 @@ enum IndexJournal {
       switch (fields.first.map { Array($0) }, fields.count) {
       case ([UInt8(ascii: "b")], 2):
         contents.buckets.insert(String(decoding: fields[1], as: UTF8.self))
-      case ([UInt8(ascii: "o")], 3):
+      case ([UInt8(ascii: "o")], 3...):
         guard let name = decodeHex(fields[2]) else { return nil }
-        contents.objects.insert(Key(bucket: String(decoding: fields[1], as: UTF8.self), name: name))
+        var files = DataFiles()
+        for field in fields.dropFirst(3) {
+          if field.elementsEqual("*".utf8) {
+            files.all = true
+          } else if let generation = Int64(String(decoding: field, as: UTF8.self)) {
+            files.generations.insert(generation)
+          } else {
+            return nil
+          }
+        }
+        let key = Key(bucket: String(decoding: fields[1], as: UTF8.self), name: name)
+        var merged = contents.objects[key] ?? DataFiles()
+        merged.generations.formUnion(files.generations)
+        merged.all = merged.all || files.all
+        contents.objects[key] = merged
       default:
         return nil
       }

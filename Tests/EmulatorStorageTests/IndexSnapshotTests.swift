@@ -167,7 +167,7 @@ import Testing
     try Data([9, 9]).write(to: orphan)
     let handle = try FileHandle(forWritingTo: root.appendingPathComponent("index.journal"))
     try handle.seekToEnd()
-    try handle.write(contentsOf: IndexJournal.objectLine(bucket: "bkt", name: "victim"))
+    try handle.write(contentsOf: IndexJournal.objectLine(bucket: "bkt", name: "victim", generations: [999]))
     try handle.close()
     let lines = LogLines()
     let backend = try FileBackend(root: root)
@@ -176,6 +176,26 @@ import Testing
     #expect(try store.read(bucket: "bkt", name: "victim").1 == [1])
     #expect(!FileManager.default.fileExists(atPath: orphan.path))
     #expect(lines.all.contains { $0.contains(".999.data") })
+  }
+
+  @Test func journalLinesNameTheDataFilesTheirChangesTouch() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let path = folder.url.appendingPathComponent("journal")
+    var bytes = IndexJournal.header(epoch: 0xabc)
+    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [5, 4])
+    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [])
+    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [7])
+    bytes += IndexJournal.objectLine(bucket: "bkt", name: "gone", generations: nil)
+    bytes += IndexJournal.bucketLine("other")
+    try Data(bytes).write(to: path)
+    let contents = try #require(IndexJournal.read(path.path))
+    #expect(contents.epoch == 0xabc)
+    #expect(contents.buckets == ["other"])
+    #expect(contents.objects[.init(bucket: "bkt", name: "a b/ü")] == .init(generations: [4, 5, 7], all: false))
+    #expect(contents.objects[.init(bucket: "bkt", name: "gone")] == .init(generations: [], all: true))
+    try Data(bytes + Array("o bkt 61 x1\n".utf8)).write(to: path)
+    #expect(IndexJournal.read(path.path) == nil, "a malformed generation")
   }
 
   @Test func aJournalOfAnotherEpochOrGarbageMeansAFullScan() throws {
