@@ -14,7 +14,7 @@ final class RenderCache: Sendable {
     var fields: Set<String>?
   }
 
-  private let entries = Mutex<[Key: (object: ObjectMetadata, body: [UInt8])]>([:])
+  private let entries = Mutex<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])
   /// Past this many entries the cache starts over (a bound on memory, not an LRU).
   let capacity: Int
 
@@ -22,16 +22,20 @@ final class RenderCache: Sendable {
     self.capacity = capacity
   }
 
-  func body(for object: ObjectMetadata, key: Key, render: (ObjectMetadata) -> [UInt8]) -> [UInt8] {
+  /// The rendered body and the ETag (a base64 encoding, also worth keeping) of `object`.
+  func body(
+    for object: ObjectMetadata, key: Key, render: (ObjectMetadata) -> [UInt8]
+  ) -> (body: [UInt8], etag: String) {
     if let cached = entries.withLock({ $0[key] }), cached.object == object {
-      return cached.body
+      return (cached.body, cached.etag)
     }
     let body = render(object)
+    let etag = object.etag
     entries.withLock { entries in
       if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-      entries[key] = (object, body)
+      entries[key] = (object, body, etag)
     }
-    return body
+    return (body, etag)
   }
 
   var count: Int { entries.withLock { $0.count } }

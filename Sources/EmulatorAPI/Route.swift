@@ -102,7 +102,7 @@ public struct Route: Sendable, Equatable {
       return isCopy
         ? .copyTo(source: source, bucket: bucket, name: name) : .rewriteTo(source: source, bucket: bucket, name: name)
     }
-    if raw.utf8.reversed().starts(with: "/compose".utf8.reversed()) {
+    if raw.utf8.count > 8 && raw.utf8.suffix(8).elementsEqual("/compose".utf8) {
       return .compose(destination: try decode(raw.utf8.dropLast(8).asSubstring(of: raw)))
     }
     return nil
@@ -122,7 +122,23 @@ extension Substring.UTF8View {
 extension Substring {
   /// The first occurrence of `marker`, compared byte for byte.
   func utf8Range(of marker: String) -> Range<Index>? {
-    let needle = marker.utf8
+    let needle = Array(marker.utf8)
+    guard let first = needle.first else { return nil }
+    // Offsets over contiguous bytes (native strings), then back to indices of this text.
+    let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+      guard bytes.count >= needle.count else { return nil }
+      var offset = 0
+      while offset <= bytes.count - needle.count {
+        if bytes[offset] == first && needle.indices.allSatisfy({ bytes[offset + $0] == needle[$0] }) { return offset }
+        offset += 1
+      }
+      return nil
+    }
+    if let found {
+      guard let offset = found else { return nil }
+      let start = utf8.index(utf8.startIndex, offsetBy: offset)
+      return start..<utf8.index(start, offsetBy: needle.count)
+    }
     var index = utf8.startIndex
     while index != utf8.endIndex {
       if utf8[index...].starts(with: needle) { return index..<utf8.index(index, offsetBy: needle.count) }

@@ -319,6 +319,7 @@ struct RequestContext: Sendable {
     guard let cache else { return ok(render(object), headers: ["etag": object.etag]) }
     let key = RenderCache.Key(
       bucket: object.bucket, name: object.name, firebase: firebase, baseURL: json.baseURL, fields: json.fields)
-    return ok(cache.body(for: object, key: key, render: render), headers: ["etag": object.etag])
+    let cached = cache.body(for: object, key: key, render: render)
+    return ok(cached.body, headers: ["etag": cached.etag])
   }
 }

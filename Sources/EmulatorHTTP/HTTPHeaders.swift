@@ -17,35 +17,43 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
   /// Appends a field; the name is lower-cased.
   public mutating func add(_ name: String, _ value: String) {
-    fields.append((name.lowercased(), value))
+    fields.append((Self.lowercased(name), value))
+  }
+
+  /// ASCII lower case; a name that has no upper-case letter (every name this server looks up) is
+  /// returned as it is, without the cost of `String.lowercased()`.
+  static func lowercased(_ name: String) -> String {
+    name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
   }
 
   /// Replaces every field of that name by one field.
   public mutating func set(_ name: String, _ value: String) {
-    let lower = name.lowercased()
+    let lower = Self.lowercased(name)
     fields.removeAll { $0.name == lower }
     fields.append((lower, value))
   }
 
   public mutating func remove(_ name: String) {
-    let lower = name.lowercased()
+    let lower = Self.lowercased(name)
     fields.removeAll { $0.name == lower }
   }
 
   /// The first value of the field, if present.
   public subscript(_ name: String) -> String? {
-    let lower = name.lowercased()
+    let lower = Self.lowercased(name)
     return fields.first { $0.name == lower }?.value
   }
 
   /// Every value of the field, in order.
   public func values(_ name: String) -> [String] {
-    let lower = name.lowercased()
+    let lower = Self.lowercased(name)
     return fields.filter { $0.name == lower }.map(\.value)
   }
 
   /// Whether a comma-separated field (such as `Connection`) holds `token`, case-insensitively.
   public func containsToken(_ name: String, _ token: String) -> Bool {
+    let lower = Self.lowercased(name)
+    guard fields.contains(where: { $0.name == lower }) else { return false }
     let wanted = token.lowercased()
     for value in values(name) {
       for part in value.split(separator: ",")

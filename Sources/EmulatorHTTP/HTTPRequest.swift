@@ -23,13 +23,14 @@ public struct HTTPRequestHead: Sendable {
 
   /// The raw path: the target up to `?`, not decoded.
   public var rawPath: Substring {
-    if let mark = target.firstIndex(of: "?") { return target[..<mark] }
+    // Byte search: this runs several times per request (no grapheme breaking).
+    if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<mark] }
     return target[...]
   }
 
   /// The raw query: the target after the first `?`, not decoded; empty when there is none.
   public var rawQuery: Substring {
-    if let mark = target.firstIndex(of: "?") { return target[target.index(after: mark)...] }
+    if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[target.utf8.index(after: mark)...] }
     return ""
   }
 

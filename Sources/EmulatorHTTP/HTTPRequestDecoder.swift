@@ -288,7 +288,7 @@ public struct HTTPRequestDecoder: Sendable {
     let version = try decodeVersion(parts[2])
     let method = String(decoding: parts[0], as: UTF8.self)
     var target = String(decoding: parts[1], as: UTF8.self)
-    if target.first == "/" {
+    if target.utf8.first == UInt8(ascii: "/") {
       // origin-form
     } else if target == "*" && method == "OPTIONS" {
       // asterisk-form
@@ -349,7 +349,14 @@ public struct HTTPRequestDecoder: Sendable {
     guard value.allSatisfy({ $0 == 9 || $0 >= 32 && $0 != 127 }) else {
       throw HTTPParseError(400, "A header value contains a control character (NUL, CR or LF).")
     }
-    return (String(decoding: name, as: UTF8.self).lowercased(), String(decoding: value, as: UTF8.self))
+    // Lower-cased while copied (a token is ASCII): no second pass through `String.lowercased()`.
+    let lowerName = String(unsafeUninitializedCapacity: name.count) { buffer in
+      for (offset, byte) in name.enumerated() {
+        buffer[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+      }
+      return name.count
+    }
+    return (lowerName, String(decoding: value, as: UTF8.self))
   }
 
   private func parseField(_ line: [UInt8]) throws(HTTPParseError) -> (String, String) {

@@ -29,7 +29,11 @@ public struct HTTPResponse: Sendable {
       out.append(contentsOf: field.name.utf8)
       out.append(contentsOf: ": ".utf8)
       // Values come from stored metadata: a CR or LF must never split the response.
-      for byte in field.value.utf8 { out.append(byte < 32 && byte != 9 || byte == 127 ? 32 : byte) }
+      if field.value.utf8.allSatisfy({ $0 >= 32 && $0 != 127 || $0 == 9 }) {
+        out.append(contentsOf: field.value.utf8)
+      } else {
+        for byte in field.value.utf8 { out.append(byte < 32 && byte != 9 || byte == 127 ? 32 : byte) }
+      }
       out.append(contentsOf: "\r\n".utf8)
     }
     let bodyless = status < 200 || status == 204 || status == 304

@@ -3,6 +3,10 @@ public enum URLCoding {
   /// Decodes `%XX` escapes once. Returns nil for a malformed escape or bytes that are not UTF-8.
   /// - Parameter plusIsSpace: form-style decoding, as query strings are decoded here: `+` is a space.
   public static func percentDecode(_ text: Substring, plusIsSpace: Bool = false) -> String? {
+    // Most names have nothing to decode: the text itself (already valid UTF-8) is the answer.
+    if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
+      return String(text)
+    }
     guard let bytes = percentDecodeBytes(text, plusIsSpace: plusIsSpace) else { return nil }
     return String(validating: bytes, as: UTF8.self)
   }
