@@ -1,5 +1,4 @@
 import EmulatorStorage
-import Synchronization
 
 /// Rendered object resources, reused while the object is unchanged: a metadata GET then costs a
 /// dictionary lookup and a metadata comparison instead of a JSON rendering (timestamps, etag,
@@ -14,7 +13,7 @@ final class RenderCache: Sendable {
     var fields: Set<String>?
   }
 
-  private let entries = Mutex<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])
+  private let entries = Locked<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])
   /// Past this many entries the cache starts over (a bound on memory, not an LRU).
   let capacity: Int
 

@@ -1,6 +1,5 @@
 import EmulatorHTTP
 import EmulatorStorage
-import Synchronization
 
 /// Limits the API applies on top of the HTTP layer's.
 public struct APILimits: Sendable, Equatable {
@@ -18,7 +17,7 @@ public final class StorageAPI: HTTPHandler {
   public let store: ObjectStore
   public let sessions: UploadSessions
   public let limits: APILimits
-  private let fallbackHost = Mutex("127.0.0.1:9199")
+  private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
 
   public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {

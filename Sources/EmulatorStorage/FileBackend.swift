@@ -33,11 +33,11 @@ public final class FileBackend: StorageBackend {
   public let fsync: Bool
   private let counter = Atomic<Int>(0)
   /// Record paths found damaged at start-up.
-  private let damaged = Mutex<Set<String>>([])
+  private let damaged = Locked<Set<String>>([])
   private let process = getpid()
   /// Whether `index.journal` is ready for appending (after load).
-  private let journal = Mutex<Bool>(false)
-  private let loadKind = Mutex<LoadKind?>(nil)
+  private let journal = Locked<Bool>(false)
+  private let loadKind = Locked<LoadKind?>(nil)
 
   /// How the last `load` found the index.
   public enum LoadKind: Sendable, Equatable {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Keeps everything in memory: for throwaway test runs (`--in-memory`) and fast unit tests.
 public final class MemoryBackend: StorageBackend {
@@ -15,7 +14,7 @@ public final class MemoryBackend: StorageBackend {
     var nextStage = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   public init() {}
 

@@ -8,11 +8,12 @@ import Synchronization
 
 /// The storage service: buckets, objects, update and precondition rules, over a backend.
 ///
-/// Concurrency: the index (buckets, sorted names, metadata) sits behind one `Mutex`, held only
-/// for in-memory work. Writes to one object are serialised by a striped lock held across
-/// "check preconditions → write to the backend → publish in the index", so racing writers of the
-/// same object take turns and a precondition is checked atomically with its write. Readers see
-/// the last published (committed) version.
+/// Concurrency: the index (buckets, sorted names, metadata) sits behind one lock, held only
+/// for in-memory work. Writes to one object are serialised by a striped lock: a new generation or
+/// a delete holds it across "check preconditions → write to the backend → publish in the index";
+/// metadata changes are checked and applied under it in order, then committed as a group (see
+/// `WriteStripe`). So racing writers of the same object take turns and a precondition is checked
+/// atomically with its write. Readers see the last published (committed) version.
 public final class ObjectStore: Sendable {
   public struct Options: Sendable {
     /// Without it a first upload to a missing bucket creates the bucket.
@@ -53,11 +54,11 @@ public final class ObjectStore: Sendable {
 
   public let options: Options
   private let backend: any StorageBackend
-  private let index = Mutex<[String: BucketIndex]>([:])
+  private let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
   /// Writes in progress, and whether the store is closed to new ones.
-  private let writes = Mutex<(active: Int, closed: Bool)>((0, false))
+  private let writes = Locked<(active: Int, closed: Bool)>((0, false))
 
   /// Opens the store, loading what the backend holds (and letting it clean up interrupted writes).
   public init(backend: any StorageBackend, options: Options = Options(), log: @Sendable (String) -> Void = { _ in })

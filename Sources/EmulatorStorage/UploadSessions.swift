@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -51,7 +50,7 @@ public struct UploadSession: Sendable, Equatable {
 /// expires them.
 public final class UploadSessions: Sendable {
   public let directory: String
-  private let sessions = Mutex<[String: UploadSession]>([:])
+  private let sessions = Locked<[String: UploadSession]>([:])
   private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
 
   public init(directory: URL, log: @Sendable (String) -> Void = { _ in }) throws(StorageError) {

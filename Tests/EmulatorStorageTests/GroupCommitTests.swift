@@ -60,7 +60,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let backend = SlowCountingBackend()
     let store = try ObjectStore(backend: backend)
     _ = try store.insert(bucket: "bkt", name: "hot", data: [1, 2, 3])
-    let answered = Mutex<[Int64]>([])
+    let answered = Locked<[Int64]>([])
     onThreads(16) { worker in
       for step in 0..<10 {
         var patch = MetadataPatch()
@@ -106,7 +106,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
     backend.failNextCommits.store(1, ordering: .relaxed)
     let failures = Atomic<Int>(0)
-    let successes = Mutex<[Int]>([])
+    let successes = Locked<[Int]>([])
     onThreads(8) { worker in
       var patch = MetadataPatch()
       patch.customUpdates = ["w\(worker)": "x"]

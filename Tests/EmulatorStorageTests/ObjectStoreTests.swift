@@ -378,7 +378,7 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
 }
 
 final class LogLines: Sendable {
-  private let lines = Mutex<[String]>([])
+  private let lines = Locked<[String]>([])
   func append(_ line: String) { lines.withLock { $0.append(line) } }
   var all: [String] { lines.withLock { $0 } }
 }

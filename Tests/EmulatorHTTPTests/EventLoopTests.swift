@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import EmulatorHTTP
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The event loop on its own: work handed to it runs on its one thread, in order; readiness of a
+/// registered descriptor reaches its handler; a stopped loop drops work instead of running it.
+@Suite struct EventLoopTests {
+  final class Recorder: EventLoopHandler, @unchecked Sendable {
+    // Touched on the loop's thread, read after `done` fires.
+    var events: [(readable: Bool, writable: Bool, failed: Bool)] = []
+    let done = DispatchSemaphore(value: 0)
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    func handleEvents(readable: Bool, writable: Bool, failed: Bool) {
+      events.append((readable, writable, failed))
+      if readable {
+        // Level-triggered: what is not read is reported again.
+        var byte: UInt8 = 0
+        _ = read(fd, &byte, 1)
+      }
+      done.signal()
+    }
+  }
+
+  @Test func workRunsOnTheLoopThreadInTheOrderItWasQueued() {
+    let loop = EventLoop(name: "test.loop")
+    defer { loop.stop() }
+    let seen = NSLock()
+    nonisolated(unsafe) var order: [Int] = []
+    nonisolated(unsafe) var threads = Set<pthread_t>()
+    let finished = DispatchSemaphore(value: 0)
+    DispatchQueue.concurrentPerform(iterations: 4) { producer in
+      for step in 0..<250 {
+        loop.execute {
+          seen.withLock {
+            order.append(producer * 1000 + step)
+            threads.insert(pthread_self())
+            if order.count == 1000 { finished.signal() }
+          }
+        }
+      }
+    }
+    #expect(finished.wait(timeout: .now() + 10) == .success)
+    seen.withLock {
+      #expect(threads.count == 1)
+      for producer in 0..<4 {
+        let mine = order.filter { $0 / 1000 == producer }
+        #expect(mine == (0..<250).map { producer * 1000 + $0 })
+      }
+    }
+  }
+
+  @Test func readinessOfARegisteredSocketReachesItsHandler() throws {
+    var pair: [Int32] = [0, 0]
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+    let fds = pair
+    defer {
+      close(fds[0])
+      close(fds[1])
+    }
+    let loop = EventLoop(name: "test.loop")
+    defer { loop.stop() }
+    let recorder = Recorder(fd: fds[0])
+    let registered = DispatchSemaphore(value: 0)
+    loop.execute {
+      #expect(loop.register(fds[0], recorder, reading: true, writing: false))
+      registered.signal()
+    }
+    #expect(registered.wait(timeout: .now() + 5) == .success)
+    #expect(write(fds[1], "x", 1) == 1)
+    #expect(recorder.done.wait(timeout: .now() + 5) == .success)
+    // Now writability only.
+    let switched = DispatchSemaphore(value: 0)
+    loop.execute {
+      loop.update(fds[0], reading: false, writing: true)
+      switched.signal()
+    }
+    #expect(switched.wait(timeout: .now() + 5) == .success)
+    #expect(recorder.done.wait(timeout: .now() + 5) == .success)
+    let deregistered = DispatchSemaphore(value: 0)
+    loop.execute {
+      loop.deregister(fds[0])
+      deregistered.signal()
+    }
+    #expect(deregistered.wait(timeout: .now() + 5) == .success)
+    let events = loop.isStopped ? [] : recorder.events
+    #expect(events.first.map { $0.readable && !$0.writable } == true)
+    #expect(events.dropFirst().first.map { $0.writable && !$0.readable } == true)
+  }
+
+  @Test func aStoppedLoopDropsWork() {
+    let loop = EventLoop(name: "test.loop")
+    loop.stop()
+    let stopped = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      while !loop.isStopped { usleep(1000) }
+      stopped.signal()
+    }
+    #expect(stopped.wait(timeout: .now() + 5) == .success)
+    let ran = DispatchSemaphore(value: 0)
+    loop.execute { ran.signal() }
+    #expect(ran.wait(timeout: .now() + 0.2) == .timedOut)
+  }
+}
