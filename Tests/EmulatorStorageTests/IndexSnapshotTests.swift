@@ -6,6 +6,23 @@ import Testing
 /// The index snapshot and journal (issue: the fastest emulator, start-up at scale): a snapshot is
 /// only ever a faster way to the state the records hold.
 @Suite struct IndexSnapshotTests {
+  /// A data folder in `folder` holding one object `name` in bucket `bkt`, closed cleanly (so it
+  /// has a snapshot and an empty journal).
+  func closedFolder(in folder: TemporaryFolder, holding name: String) throws -> URL {
+    let root = folder.url.appendingPathComponent("data")
+    let store = try ObjectStore(backend: FileBackend(root: root))
+    _ = try store.insert(bucket: "bkt", name: name, data: [1])
+    try store.close()
+    return root
+  }
+
+  func appendToJournal(in root: URL, _ bytes: [UInt8]) throws {
+    let handle = try FileHandle(forWritingTo: root.appendingPathComponent("index.journal"))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data(bytes))
+    try handle.close()
+  }
+
   func everyField(_ name: String) -> ObjectMetadata {
     var object = ObjectMetadata(
       bucket: "bkt", name: name, generation: 1_795_000_000_000_001, size: 42, md5: Array(0..<16), crc32c: 0xDEAD_BEEF,
@@ -152,12 +169,7 @@ import Testing
   @Test func replayingAJournaledNameRemovesWhatItsInterruptedWriteLeft() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let root = folder.url.appendingPathComponent("data")
-    do {
-      let store = try ObjectStore(backend: FileBackend(root: root))
-      _ = try store.insert(bucket: "bkt", name: "victim", data: [1])
-      try store.close()
-    }
+    let root = try closedFolder(in: folder, holding: "victim")
     let record = try #require(folder.allFiles().first { $0.hasSuffix(".json") && $0.contains("/objects/") })
     let recordURL = root.deletingLastPathComponent().appendingPathComponent(record)
     let stem = recordURL.deletingPathExtension().lastPathComponent
@@ -165,10 +177,7 @@ import Testing
     // An upload of the same name was killed after its data was renamed into place, before its
     // record: the journal names it (appended first), the data file is left over.
     try Data([9, 9]).write(to: orphan)
-    let handle = try FileHandle(forWritingTo: root.appendingPathComponent("index.journal"))
-    try handle.seekToEnd()
-    try handle.write(contentsOf: IndexJournal.objectLine(bucket: "bkt", name: "victim", generations: [999]))
-    try handle.close()
+    try appendToJournal(in: root, IndexJournal.objectLine(bucket: "bkt", name: "victim", generations: [999]))
     let lines = LogLines()
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend, log: { lines.append($0) })
@@ -201,12 +210,7 @@ import Testing
   @Test func aJournalOfAnotherEpochOrGarbageMeansAFullScan() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let root = folder.url.appendingPathComponent("data")
-    do {
-      let store = try ObjectStore(backend: FileBackend(root: root))
-      _ = try store.insert(bucket: "bkt", name: "kept", data: [1])
-      try store.close()
-    }
+    let root = try closedFolder(in: folder, holding: "kept")
     let journal = root.appendingPathComponent("index.journal")
     for text in ["storage-emulator index journal 1\n", "storage-emulator index journal zz\n", "garbage"] {
       try Data(text.utf8).write(to: journal)
@@ -222,17 +226,8 @@ import Testing
   @Test func anUnfinishedLastJournalLineIsIgnored() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let root = folder.url.appendingPathComponent("data")
-    do {
-      let store = try ObjectStore(backend: FileBackend(root: root))
-      _ = try store.insert(bucket: "bkt", name: "kept", data: [1])
-      try store.close()
-    }
-    let journal = root.appendingPathComponent("index.journal")
-    let handle = try FileHandle(forWritingTo: journal)
-    try handle.seekToEnd()
-    try handle.write(contentsOf: Data("o bkt 6b65".utf8))
-    try handle.close()
+    let root = try closedFolder(in: folder, holding: "kept")
+    try appendToJournal(in: root, Array("o bkt 6b65".utf8))
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 0))
