@@ -197,8 +197,9 @@ public final class FileBackend: StorageBackend {
     thread.stackSize = 1 << 20
     thread.start()
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
-    // A long journal makes every start-up re-read its records: fold it into a new snapshot.
-    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000
+    // A long journal (many names to re-read, or many lines to parse: it grows with every write
+    // until a clean stop) is folded into a new snapshot once the store is built.
+    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
     return state
   }
 

@@ -391,6 +391,8 @@ enum IndexJournal {
     var epoch: UInt64
     var objects: [Key: DataFiles] = [:]
     var buckets: Set<String> = []
+    /// Lines after the header (a name changed N times has N lines).
+    var lineCount = 0
   }
 
   static func header(epoch: UInt64) -> [UInt8] { Array((headerPrefix + String(epoch, radix: 16) + "\n").utf8) }
@@ -427,6 +429,7 @@ enum IndexJournal {
       return nil
     }
     var contents = Contents(epoch: epoch)
+    contents.lineCount = lines.count - 1
     for line in lines.dropFirst() {
       let fields = line.split(separator: 32, omittingEmptySubsequences: false)
       switch (fields.first.map { Array($0) }, fields.count) {

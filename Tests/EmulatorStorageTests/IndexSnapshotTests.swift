@@ -203,8 +203,26 @@ import Testing
     #expect(contents.buckets == ["other"])
     #expect(contents.objects[.init(bucket: "bkt", name: "a b/ü")] == .init(generations: [4, 5, 7], all: false))
     #expect(contents.objects[.init(bucket: "bkt", name: "gone")] == .init(generations: [], all: true))
+    #expect(contents.lineCount == 5)
     try Data(bytes + Array("o bkt 61 x1\n".utf8)).write(to: path)
     #expect(IndexJournal.read(path.path) == nil, "a malformed generation")
+  }
+
+  @Test func aLongJournalIsFoldedIntoANewSnapshotAtStartUp() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = try closedFolder(in: folder, holding: "kept")
+    // 10,001 names changed since the snapshot (none of them left a record: writes that failed).
+    var lines: [UInt8] = []
+    for index in 0...10_000 { lines += IndexJournal.objectLine(bucket: "bkt", name: "n\(index)", generations: []) }
+    try appendToJournal(in: root, lines)
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend)
+    #expect(backend.loadedFrom == .snapshot(replayed: 10_001))
+    let journal = try #require(IndexJournal.read(root.appendingPathComponent("index.journal").path))
+    #expect(journal.lineCount == 0, "a new epoch starts with an empty journal")
+    #expect(try IndexSnapshot.read(root.appendingPathComponent("index.snapshot").path).epoch == journal.epoch)
+    #expect(try store.read(bucket: "bkt", name: "kept").1 == [1])
   }
 
   @Test func aJournalOfAnotherEpochOrGarbageMeansAFullScan() throws {
