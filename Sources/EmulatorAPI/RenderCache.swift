@@ -36,6 +36,4 @@ final class RenderCache: Sendable {
     }
     return (body, etag)
   }
-
-  var count: Int { entries.withLock { $0.count } }
 }

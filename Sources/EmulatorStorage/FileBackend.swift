@@ -309,16 +309,6 @@ public final class FileBackend: StorageBackend {
   /// when no write is in progress (start-up, shutdown). Interrupted between the two renames, the
   /// epochs differ and the next start-up reads every record.
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {
-    do {
-      try writeSnapshot(state)
-    } catch {
-      // Writes go on (into whatever journal there is): the next start-up reads every record.
-      journal.withLock { $0 = true }
-      throw error
-    }
-  }
-
-  private func writeSnapshot(_ state: LoadedState) throws(StorageError) {
     let epoch = UInt64.random(in: 1...UInt64.max)
     var byBucket: [String: [ObjectMetadata]] = [:]
     for object in state.objects { byBucket[object.bucket, default: []].append(object) }
@@ -331,11 +321,13 @@ public final class FileBackend: StorageBackend {
         epoch: epoch, buckets: buckets, damaged: damaged.withLock { Array($0) }, to: temporary, sync: fsync)
       guard rename(temporary, snapshotPath) == 0 else { throw Self.error("install the index snapshot", errno) }
       try writeAtomically(IndexJournal.header(epoch: epoch), to: journalPath)
+      try openJournal()
     } catch {
       unlink(temporary)
+      // Writes go on (into whatever journal there is): the next start-up reads every record.
+      journal.withLock { $0 = true }
       throw error
     }
-    try openJournal()
   }
 
   private func openJournal() throws(StorageError) {
