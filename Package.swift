@@ -14,12 +14,14 @@ let package = Package(
   targets: [
     // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
     .target(name: "CEpoll"),
+    // renameat2(RENAME_EXCHANGE), which Glibc does not expose to Swift either.
+    .target(name: "CFiles"),
     // HTTP/1.1 over POSIX sockets, epoll and Dispatch. Knows nothing of storage.
     .target(name: "EmulatorHTTP", dependencies: ["CEpoll"]),
     // Object model, update and precondition rules, on-disk and in-memory stores. Knows nothing of HTTP.
     .target(
       name: "EmulatorStorage",
-      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["CFiles", .product(name: "Crypto", package: "swift-crypto")]
     ),
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),

@@ -1,3 +1,4 @@
+import Dispatch
 import EmulatorHTTP
 import EmulatorStorage
 
@@ -56,19 +57,36 @@ public final class StorageAPI: HTTPHandler {
   }
 
   /// Metadata reads, lists and bucket reads on the GCS surfaces touch only the in-memory index, so
-  /// they are answered on the connection's thread. (Firebase reads may create a download token, a
-  /// write; downloads open files; everything else writes.)
+  /// they are answered on the connection's thread. Metadata updates are checked and applied there
+  /// too and answered once their group write is done (see `ObjectStore.update`), so they never
+  /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
+  /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
     switch prepare(request) {
     case .failure(let failure):
       return .respond(failure.response)
     case .success(let context):
+      let surface = context.route.surface
       let readsMemoryOnly =
         (context.method == "GET" || context.method == "HEAD")
-        && (context.route.surface == .json || context.route.surface == .bare)
+        && (surface == .json || surface == .bare)
         && context.query["upload_id"] == nil && context.query["alt"] != "media"
       if readsMemoryOnly { return .respond(run(context)) }
+      if case .object(let bucket, let name) = context.route.resource, let replace = Self.updateKind(context) {
+        return .deferred { [self] in update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
+      }
       return .blocking { [self] in run(context) }
+    }
+  }
+
+  /// For a request on an object that is a metadata update: whether it replaces (PUT) or merges
+  /// (PATCH); nil for anything else. The same cases `dispatch` routes to `update`.
+  private static func updateKind(_ context: RequestContext) -> Bool? {
+    switch (context.route.surface, context.method) {
+    case (.upload, _), (.download, _): nil
+    case (_, "PATCH"): false
+    case (.json, "PUT"), (.bare, "PUT"): true
+    default: nil
     }
   }
 
@@ -186,10 +204,9 @@ public final class StorageAPI: HTTPHandler {
       case (_, "GET"), (_, "HEAD"):
         if context.query["alt"] == "media" { return try download(context, bucket: bucket, name: name) }
         return try getMetadata(context, bucket: bucket, name: name)
-      case (_, "PATCH"):
-        return try update(context, bucket: bucket, name: name, replace: false)
-      case (.json, "PUT"), (.bare, "PUT"):
-        return try update(context, bucket: bucket, name: name, replace: true)
+      case (_, "PATCH"), (.json, "PUT"), (.bare, "PUT"):
+        let replace = method == "PUT"
+        return Self.waitForReply { update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
       case (.firebase, "POST"):
         if context.query["create_token"] != nil || context.query["delete_token"] != nil {
           return try tokenCommand(context, bucket: bucket, name: name)
@@ -264,20 +281,44 @@ public final class StorageAPI: HTTPHandler {
     return context.object(object, cache: renderCache)
   }
 
+  /// A metadata update (PATCH merges, PUT replaces): parsed and applied at once; answered once
+  /// the change is written (the response rendered by the connection, not the store's writer), or
+  /// at once with an error.
   private func update(
-    _ context: RequestContext, bucket: String, name: String, replace: Bool
-  ) throws(APIError) -> HTTPResponse {
-    try Self.validate(name)
-    let body = try RequestOptions.jsonObject(context.request.body)
+    _ context: RequestContext, bucket: String, name: String, replace: Bool, responder: HTTPResponder
+  ) {
     let firebase = context.route.surface.isFirebase
-    let options = MetadataPatch.Options(
-      replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
-    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
-    let object = try storage { () throws(StorageError) in
-      let patch = try MetadataPatch(json: body, options: options)
-      return try store.update(bucket: bucket, name: name, patch: patch, conditions: conditions)
+    let patch: MetadataPatch
+    let conditions: Preconditions
+    do throws(APIError) {
+      try Self.validate(name)
+      let body = try RequestOptions.jsonObject(context.request.body)
+      let options = MetadataPatch.Options(
+        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+      conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+      patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+    } catch {
+      return responder.reply(error.response(firebase: firebase))
     }
-    return context.object(object)
+    store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
+      switch result {
+      case .success(let object): responder.reply { context.object(object, cache: renderCache) }
+      case .failure(let error): responder.reply(APIError(error).response(firebase: firebase))
+      }
+    }
+  }
+
+  /// Blocks until work started with a responder replies.
+  static func waitForReply(_ start: (HTTPResponder) -> Void) -> HTTPResponse {
+    let done = DispatchSemaphore(value: 0)
+    let response = Locked<HTTPResponse?>(nil)
+    start(
+      HTTPResponder { make in
+        response.withLock { $0 = make() }
+        done.signal()
+      })
+    done.wait()
+    return response.withLock { $0! }
   }
 }
 

@@ -212,6 +212,8 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     case .respond(let response):
       // `process` is on the stack and picks up the next pipelined request itself.
       complete(request.head, response)
+    case .deferred(let work):
+      work(HTTPResponder { [self] make in loop.execute { [self] in complete(request.head, make()) } })
     case .blocking(let work):
       server.lane().async { [self] in
         let response = work()

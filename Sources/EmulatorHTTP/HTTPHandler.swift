@@ -8,16 +8,37 @@ public protocol HTTPHandler: Sendable {
   /// Answers a complete request synchronously, wherever it is called.
   func handle(_ request: HTTPRequest) -> HTTPResponse
 
-  /// Called on the connection's own thread: either answers at once (from memory, without
-  /// blocking: no thread hand-off at all) or returns the work that may block, which the server
-  /// runs on one of its blocking lanes. The default defers the whole `handle`.
+  /// Called on the connection's own thread: answers at once (from memory, without blocking: no
+  /// thread hand-off at all), or starts work that answers later, or returns the work that may
+  /// block, which the server runs on one of its blocking lanes. The default defers the whole
+  /// `handle` to a lane.
   func start(_ request: HTTPRequest) -> HTTPHandling
 }
 
-/// How a request is answered: now, or by work that may block (file I/O, fsync).
+/// How a request is answered: now, later, or by work that may block (file I/O, fsync).
 public enum HTTPHandling: Sendable {
   case respond(HTTPResponse)
+  /// Called at once on the connection's thread, where it must not block; it hands its work on
+  /// and replies exactly once, from any thread, through the responder.
+  case deferred(@Sendable (HTTPResponder) -> Void)
   case blocking(@Sendable () -> HTTPResponse)
+}
+
+/// Answers one deferred request, once, from any thread.
+public struct HTTPResponder: Sendable {
+  private let deliver: @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void
+
+  /// `deliver` gets a function that makes the response and must run it where the response is sent.
+  public init(_ deliver: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
+    self.deliver = deliver
+  }
+
+  public func reply(_ response: HTTPResponse) { deliver { response } }
+
+  /// Replies with a response made on the connection's thread: a thread that completes many
+  /// requests at once (a group write) only hands them over, and their rendering is spread over
+  /// the connections' threads.
+  public func reply(making response: @escaping @Sendable () -> HTTPResponse) { deliver(response) }
 }
 
 extension HTTPHandler {

@@ -1,4 +1,5 @@
 import Crypto
+import CFiles
 import Foundation
 import Synchronization
 
@@ -34,9 +35,10 @@ public final class FileBackend: StorageBackend {
   private let counter = Atomic<Int>(0)
   /// Record paths found damaged at start-up.
   private let damaged = Locked<Set<String>>([])
-  private let process = getpid()
-  /// Whether `index.journal` is ready for appending (after load).
-  private let journal = Locked<Bool>(false)
+  /// Temporary file names: this process, a per-process random salt (two processes with the same
+  /// pid in different containers sharing a folder) and a counter.
+  private let tempPrefix = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))-"
+  private let journalState = Locked(JournalState())
   private let loadKind = Locked<LoadKind?>(nil)
 
   /// How the last `load` found the index.
@@ -112,7 +114,7 @@ public final class FileBackend: StorageBackend {
 
   private func tempPath(_ suffix: String) -> String {
     let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
-    return tmp.path + "/\(process)-\(n)-\(UInt32.random(in: 0...UInt32.max)).\(suffix)"
+    return tmp.path + "/" + tempPrefix + String(n) + "." + suffix
   }
 
   // MARK: StorageBackend
@@ -325,14 +327,26 @@ public final class FileBackend: StorageBackend {
     } catch {
       unlink(temporary)
       // Writes go on (into whatever journal there is): the next start-up reads every record.
-      journal.withLock { $0 = true }
+      journalState.withLock { $0.ready = true }
       throw error
     }
   }
 
   private func openJournal() throws(StorageError) {
     guard access(journalPath, W_OK) == 0 else { throw Self.error("open the index journal", errno) }
-    journal.withLock { $0 = true }
+    journalState.withLock {
+      $0.ready = true
+      $0.named = []
+    }
+  }
+
+  struct JournalState {
+    /// Whether `index.journal` is ready for appending (after load).
+    var ready = false
+    /// Lines already in this journal that need not be written again (metadata changes of an
+    /// object: replay re-reads the object's record whatever the number of lines naming it). Not
+    /// remembered past a bound: a repeated line is harmless.
+    var named: Set<[UInt8]> = []
   }
 
   /// Names a change in the journal before it is made (synced first with `fsync`, so a synced
@@ -340,15 +354,17 @@ public final class FileBackend: StorageBackend {
   /// no file open for writing between requests (a folder can be remounted read-only meanwhile).
   /// A journal that was deleted meanwhile is created without a header: the next start-up then
   /// sees it does not match the snapshot and reads every record.
-  private func journal(_ line: [UInt8]) throws(StorageError) {
-    let failure: Int32? = journal.withLock { ready in
-      guard ready else { return EBADF }
+  private func journal(_ line: [UInt8], once: Bool = false) throws(StorageError) {
+    let failure: Int32? = journalState.withLock { state in
+      guard state.ready else { return EBADF }
+      if once && state.named.contains(line) { return nil }
       let fd = Glibc.open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
       guard fd >= 0 else { return errno }
       defer { _ = Glibc.close(fd) }
       let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
       guard written == line.count else { return written < 0 ? errno : EIO }
       if fsync && fdatasync(fd) != 0 { return errno }
+      if once && state.named.count < 100_000 { state.named.insert(line) }
       return nil
     }
     if let failure { throw Self.error("write the index journal", failure) }
@@ -505,30 +521,27 @@ public final class FileBackend: StorageBackend {
 
   public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
     let base = objectBase(object)
-    defer {
-      let path = recordPath(object)
-      damaged.withLock { _ = $0.remove(path) }
+    let record = base.dir + "/" + base.stem + ".json"
+    defer { damaged.withLock { if !$0.isEmpty { _ = $0.remove(record) } } }
+    guard let data else {
+      // A metadata change: the record exists (unless removed by hand: then it is written anew).
+      try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: []), once: true)
+      try writeAtomically(object.recordJSON(), to: record, replacing: true)
+      return
     }
-    var generations: [Int64] = []
-    if data != nil {
-      generations.append(object.generation)
-      if let previous, previous.generation != object.generation { generations.append(previous.generation) }
-    }
+    var generations = [object.generation]
+    if let previous, previous.generation != object.generation { generations.append(previous.generation) }
     try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: generations))
     try makeDirectory(base.dir)
-    if let data {
-      let target = dataPath(object)
-      guard rename(data.id, target) == 0 else { throw Self.error("store the object data", errno) }
-      do {
-        try writeAtomically(object.recordJSON(), to: recordPath(object))
-      } catch {
-        unlink(target)
-        throw error
-      }
-      if let previous, previous.generation != object.generation { unlink(dataPath(previous)) }
-    } else {
-      try writeAtomically(object.recordJSON(), to: recordPath(object))
+    let target = dataPath(object)
+    guard rename(data.id, target) == 0 else { throw Self.error("store the object data", errno) }
+    do {
+      try writeAtomically(object.recordJSON(), to: record)
+    } catch {
+      unlink(target)
+      throw error
     }
+    if let previous, previous.generation != object.generation { unlink(dataPath(previous)) }
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
@@ -570,13 +583,33 @@ public final class FileBackend: StorageBackend {
   }
 
   /// Writes to a temporary file and renames it over `path`: readers see the old or the new file.
-  private func writeAtomically(_ bytes: [UInt8], to path: String) throws(StorageError) {
+  /// Writes `bytes` to a temporary file and renames it onto `path`. When `path` is expected to
+  /// exist (`replacing`), the two are swapped instead (`renameat2` RENAME_EXCHANGE) and the old
+  /// file removed: ext4 starts writing a file's data back to disk on every rename that replaces
+  /// a file (`auto_da_alloc`), which made each metadata write wait for the disk. Durability is
+  /// the same: without `fsync` a write survives the process, not the machine; with it, the file
+  /// was synced before the swap and the folder is synced after it.
+  private func writeAtomically(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
     let temp = tempPath("record")
     try writeFile(bytes, to: temp)
-    guard rename(temp, path) == 0 else {
-      let code = errno
+    if replacing && cfiles_exchange(temp, path) == 0 {
       unlink(temp)
-      throw Self.error("commit the record", code)
+    } else if rename(temp, path) != 0 {
+      var code = errno
+      if code == ENOENT {
+        // The object's folder is gone (removed by hand): make it again.
+        do throws(StorageError) {
+          try makeDirectory((path as NSString).deletingLastPathComponent)
+          code = rename(temp, path) == 0 ? 0 : errno
+        } catch {
+          unlink(temp)
+          throw error
+        }
+      }
+      if code != 0 {
+        unlink(temp)
+        throw Self.error("commit the record", code)
+      }
     }
     syncDirectory((path as NSString).deletingLastPathComponent)
   }

@@ -335,6 +335,20 @@ public struct JSONWriter {
 
   private mutating func appendString(_ value: String) {
     bytes.append(UInt8(ascii: "\""))
+    let plain =
+      value.utf8.withContiguousStorageIfAvailable { utf8 in
+        !utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+      } ?? false
+    if plain {
+      // Nothing to escape (nearly every string): one copy.
+      bytes.append(contentsOf: value.utf8)
+    } else {
+      appendEscaped(value)
+    }
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  private mutating func appendEscaped(_ value: String) {
     for byte in value.utf8 {
       switch byte {
       case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
@@ -348,6 +362,5 @@ public struct JSONWriter {
       default: bytes.append(byte)
       }
     }
-    bytes.append(UInt8(ascii: "\""))
   }
 }

@@ -157,8 +157,8 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite() {
-    writes.withLock { $0.active -= 1 }
+  private func endWrite(count: Int = 1) {
+    writes.withLock { $0.active -= count }
   }
 
   /// Refuses new writes, waits (up to `timeout` seconds) for those in progress, then saves a
@@ -518,7 +518,17 @@ public final class ObjectStore: Sendable {
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    try modify(bucket: bucket, name: name, conditions: conditions) { patch.apply(to: &$0) }
+    try waitFor { update(bucket: bucket, name: name, patch: patch, conditions: conditions, completion: $0) }
+  }
+
+  /// `update` without blocking the caller: the change is checked and applied at once, and
+  /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
+  /// is known without a write) exactly once, after the record holding the change is written.
+  public func update(
+    bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
+    completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void
+  ) {
+    modify(bucket: bucket, name: name, conditions: conditions, completion: completion) { patch.apply(to: &$0) }
   }
 
   /// Checks write preconditions against the live object now (a resumable upload checks them when
@@ -537,109 +547,146 @@ public final class ObjectStore: Sendable {
 
   /// Changes the download tokens (Firebase `create_token` / `delete_token`): a metadata change.
   public func updateTokens(
-    bucket: String, name: String, _ change: @escaping ([String]) -> [String]
+    bucket: String, name: String, _ change: @escaping @Sendable ([String]) -> [String]
   ) throws(StorageError) -> ObjectMetadata {
-    try modify(bucket: bucket, name: name, conditions: Preconditions()) {
-      $0.downloadTokens = change($0.downloadTokens)
+    try waitFor { completion in
+      modify(bucket: bucket, name: name, conditions: Preconditions(), completion: completion) {
+        $0.downloadTokens = change($0.downloadTokens)
+      }
     }
   }
 
   /// Gives the object a download token if it has none (the Firebase surface does this on its
   /// first metadata read, as production does): a metadata change like any other.
   public func ensureDownloadToken(bucket: String, name: String) throws(StorageError) -> ObjectMetadata {
-    try modify(bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty }) {
-      $0.downloadTokens = [UUID().uuidString.lowercased()]
+    try waitFor { completion in
+      modify(
+        bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty },
+        completion: completion
+      ) {
+        $0.downloadTokens = [UUID().uuidString.lowercased()]
+      }
     }
+  }
+
+  /// Runs a change started with a completion and blocks until it completes.
+  private func waitFor(
+    _ start: (@escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void) -> Void
+  ) throws(StorageError) -> ObjectMetadata {
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Locked<Result<ObjectMetadata, StorageError>?>(nil)
+    start { result in
+      outcome.withLock { $0 = result }
+      done.signal()
+    }
+    done.wait()
+    return try outcome.withLock { $0! }.get()
   }
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
-  /// against and applied to the newest accepted version, acknowledged once a record holding it is
-  /// written and published.
+  /// against and applied to the newest accepted version now, acknowledged through `completion`
+  /// once a record holding it is written and published. Never blocks on I/O: the first change of
+  /// a group hands the write to a Dispatch worker, later ones join the group.
   private func modify(
     bucket: String, name: String, conditions: Preconditions,
     onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
+    completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void,
     _ change: (inout ObjectMetadata) -> Void
-  ) throws(StorageError) -> ObjectMetadata {
-    try beginWrite()
-    defer { endWrite() }
+  ) {
+    do {
+      try beginWrite()
+    } catch {
+      return completion(.failure(error))
+    }
     let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
     let stripe = stripe(key)
     stripe.lock()
-    defer { stripe.unlock() }
     let group = stripe.groups[key]
-    let found: ObjectMetadata? = if let group { group.latest } else { try lookup(bucket, name) }
-    guard let current = found else { throw missing(bucket, name) }
-    try conditions.checkWrite(current, bucket: bucket, name: name)
-    guard needed(current) else {
-      // Nothing to change; answer with a version that is on disk.
-      stripe.waitForGroups(of: key)
-      return try lookup(bucket, name) ?? current
-    }
-    var object = current
-    change(&object)
-    object.metageneration += 1
-    object.updated = max(Timestamp.nowMilliseconds(), current.updated)
-    let ticket = WriteStripe.Ticket(object)
-    if let group {
-      group.latest = object
-      group.waiting.append(ticket)
-    } else {
-      let group = WriteStripe.MetadataGroup(latest: object, published: current)
-      group.waiting = [ticket]
-      stripe.groups[key] = group
-      ticket.leads = true
-    }
-    while true {
-      switch ticket.outcome {
-      case .success(let written): return written
-      case .failure(let error): throw error
-      case nil: break
-      }
-      if ticket.leads, let group = stripe.groups[key] {
-        writeGroup(group, key: key, stripe: stripe)
+    let ticket: WriteStripe.Ticket
+    let onDisk: ObjectMetadata
+    do throws(StorageError) {
+      let found: ObjectMetadata? = if let group { group.latest } else { try lookup(bucket, name) }
+      guard let current = found else { throw missing(bucket, name) }
+      onDisk = group?.published ?? current
+      try conditions.checkWrite(current, bucket: bucket, name: name)
+      if needed(current) {
+        var object = current
+        change(&object)
+        object.metageneration += 1
+        object.updated = max(Timestamp.nowMilliseconds(), current.updated)
+        ticket = WriteStripe.Ticket(object: object, completion: completion)
+        group?.latest = object
       } else {
-        stripe.condition.wait()
+        // Nothing to change: answer with the newest version once it is on disk.
+        ticket = WriteStripe.Ticket(object: current, completion: completion)
+        guard group != nil else {
+          stripe.unlock()
+          endWrite()
+          return completion(.success(current))
+        }
       }
+    } catch {
+      stripe.unlock()
+      endWrite()
+      return completion(.failure(error))
     }
+    if let group {
+      group.waiting.append(ticket)
+      stripe.unlock()
+      return
+    }
+    let started = WriteStripe.MetadataGroup(latest: ticket.object, published: onDisk)
+    started.waiting = [ticket]
+    stripe.groups[key] = started
+    stripe.unlock()
+    DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
   }
 
-  /// Writes the newest version of a metadata group once for every change queued so far, then
-  /// hands the next write to the first change that queued meanwhile (so no caller writes for
-  /// others indefinitely). Called and returns with the stripe locked; unlocks it while writing.
-  private func writeGroup(_ group: WriteStripe.MetadataGroup, key: WriteStripe.Key, stripe: WriteStripe) {
-    let batch = group.waiting
-    group.waiting = []
-    let object = group.latest
-    let previous = group.published
-    stripe.unlock()
-    var failure: StorageError?
-    do {
-      try backend.commit(object, data: nil, previous: previous)
-    } catch {
-      failure = error
-    }
+  /// Writes the newest version of an object's metadata group, once for every change queued so
+  /// far, and again while changes keep queuing during the writes; then removes the group (which
+  /// lets a waiting insert or delete go on). Completions run outside the lock.
+  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe) {
     stripe.lock()
-    if failure == nil {
+    while let group = stripe.groups[key], !group.waiting.isEmpty {
+      let batch = group.waiting
+      group.waiting = []
+      let object = group.latest
+      let previous = group.published
+      stripe.unlock()
+      var failure: StorageError?
       do {
-        try publish(object)
+        try backend.commit(object, data: nil, previous: previous)
       } catch {
         failure = error
       }
-    }
-    if let failure {
-      // Later changes were made on top of this version: they fail with it.
-      for ticket in batch + group.waiting { ticket.outcome = .failure(failure) }
-      group.waiting = []
-    } else {
+      stripe.lock()
+      if failure == nil {
+        do {
+          try publish(object)
+        } catch {
+          failure = error
+        }
+      }
+      if let failure {
+        let finished = batch + group.waiting
+        // Later changes were made on top of this version: they fail with it.
+        group.waiting = []
+        stripe.groups[key] = nil
+        stripe.condition.broadcast()
+        stripe.unlock()
+        for ticket in finished { ticket.completion(.failure(failure)) }
+        endWrite(count: finished.count)
+        return
+      }
       group.published = object
-      for ticket in batch { ticket.outcome = .success(ticket.object) }
+      stripe.unlock()
+      for ticket in batch { ticket.completion(.success(ticket.object)) }
+      endWrite(count: batch.count)
+      stripe.lock()
     }
-    if let next = group.waiting.first {
-      next.leads = true
-    } else {
-      stripe.groups[key] = nil
-    }
+    stripe.groups[key] = nil
     stripe.condition.broadcast()
+    stripe.unlock()
   }
 
   public func delete(bucket: String, name: String, conditions: Preconditions = Preconditions()) throws(StorageError) {

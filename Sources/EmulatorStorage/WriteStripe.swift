@@ -6,27 +6,25 @@ import Foundation
 /// Group commit: metadata changes to one object are serialised (each is checked against, and
 /// applied to, the newest accepted version), but they need not each wait for their own record
 /// write. While one record write is in progress, later changes queue as tickets; when it ends,
-/// one ticket-holder writes the newest version once for the whole queue, and every change in it is
-/// acknowledged only after that write. So each acknowledged change is on disk (with `--fsync`:
+/// the writer (a Dispatch worker, never the caller: changes are started without blocking) writes
+/// the newest version once for the whole queue, and every change in it is acknowledged only after
+/// that write. So each acknowledged change is on disk (with `--fsync`:
 /// synced), readers see only written versions, and N concurrent changes cost far fewer than N
 /// writes.
 ///
-/// Invariant: `groups` and every `MetadataGroup`/`Ticket` field are touched only while
-/// `condition` is locked; that is what makes the `@unchecked Sendable` sound.
+/// Invariant: `groups` and every `MetadataGroup` field are touched only while `condition` is
+/// locked; that is what makes the `@unchecked Sendable` sound.
 final class WriteStripe: @unchecked Sendable {
   struct Key: Hashable {
     var bucket: String
     var name: ObjectKey
   }
 
-  /// One metadata change waiting for (or leading) a group write.
-  final class Ticket {
+  /// One metadata change waiting for a group write, and who to tell when it is written.
+  struct Ticket {
+    /// The version this change produced (for a change found unneeded: the newest accepted one).
     let object: ObjectMetadata
-    var outcome: Result<ObjectMetadata, StorageError>?
-    /// This ticket's thread writes the next group.
-    var leads = false
-
-    init(_ object: ObjectMetadata) { self.object = object }
+    let completion: @Sendable (Result<ObjectMetadata, StorageError>) -> Void
   }
 
   /// The metadata writes of one object while any is in progress.
