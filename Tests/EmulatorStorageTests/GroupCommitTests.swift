@@ -9,6 +9,8 @@ final class SlowCountingBackend: StorageBackend {
   let inner = MemoryBackend()
   let metadataCommits = Atomic<Int>(0)
   let failNextCommits = Atomic<Int>(0)
+  /// When set, metadata commits wait for it.
+  let gate = Locked<DispatchSemaphore?>(nil)
 
   func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { try inner.load(log: log) }
   func saveBucket(_ bucket: BucketInfo) throws(StorageError) { try inner.saveBucket(bucket) }
@@ -25,6 +27,7 @@ final class SlowCountingBackend: StorageBackend {
   func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
     if data == nil {
       metadataCommits.add(1, ordering: .relaxed)
+      gate.withLock { $0 }?.wait()
       usleep(2000)
       if failNextCommits.load(ordering: .relaxed) > 0 {
         failNextCommits.subtract(1, ordering: .relaxed)
@@ -145,5 +148,106 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let object = try reopened.metadata(bucket: "bkt", name: "hot")
     #expect(object.metageneration == 41)
     for worker in 0..<8 { #expect(object.custom["w\(worker)"] == "4") }
+  }
+
+  @Test func anUpdateStartedWithACompletionNeitherWaitsForItsWriteNorIsAnsweredBeforeIt() throws {
+    let backend = SlowCountingBackend()
+    let store = try ObjectStore(backend: backend)
+    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
+    let gate = DispatchSemaphore(value: 0)
+    backend.gate.withLock { $0 = gate }
+    let answered = Locked<[Int64]>([])
+    let done = DispatchSemaphore(value: 0)
+    for step in 0..<5 {
+      var patch = MetadataPatch()
+      patch.customUpdates = ["step": "\(step)"]
+      // Returns while the first write is held at the gate (else this test would hang here).
+      store.update(bucket: "bkt", name: "hot", patch: patch) { result in
+        answered.withLock { $0.append((try? result.get())?.metageneration ?? -1) }
+        done.signal()
+      }
+      if step == 0 {
+        // Let the first write reach the gate, so the next four queue behind it.
+        for _ in 0..<1000 where backend.metadataCommits.load(ordering: .relaxed) == 0 { usleep(1000) }
+      }
+    }
+    #expect(answered.withLock { $0 }.isEmpty, "nothing is acknowledged before its write")
+    #expect(try store.metadata(bucket: "bkt", name: "hot").metageneration == 1, "readers see written versions only")
+    backend.gate.withLock { $0 = nil }
+    gate.signal()
+    for _ in 0..<5 { #expect(done.wait(timeout: .now() + 10) == .success) }
+    #expect(answered.withLock { $0 }.sorted() == [2, 3, 4, 5, 6])
+    // The first change was written alone; the four that queued behind it, as one group.
+    #expect(backend.metadataCommits.load(ordering: .relaxed) == 2)
+    let live = try store.metadata(bucket: "bkt", name: "hot")
+    #expect(live.metageneration == 6 && live.custom["step"] == "4")
+  }
+
+  @Test func anUpdateOfAMissingObjectFailsThroughItsCompletion() throws {
+    let store = try ObjectStore(backend: SlowCountingBackend())
+    _ = try store.createBucket("bkt")
+    let outcome = Locked<Result<ObjectMetadata, StorageError>?>(nil)
+    store.update(bucket: "bkt", name: "absent", patch: MetadataPatch()) { result in outcome.withLock { $0 = result } }
+    // Known without a write: answered at once, on the caller's thread.
+    guard case .failure(.objectNotFound) = outcome.withLock({ $0 }) else {
+      Issue.record("expected objectNotFound, got \(String(describing: outcome.withLock { $0 }))")
+      return
+    }
+  }
+
+  @Test func aMetadataChangeJournalsItsObjectOncePerJournal() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    func journalLines() throws -> [String] {
+      try String(contentsOf: root.appendingPathComponent("index.journal"), encoding: .utf8)
+        .split(separator: "\n").dropFirst().map(String.init)
+    }
+    func patch(_ store: ObjectStore, _ value: String) throws {
+      var patch = MetadataPatch()
+      patch.customUpdates = ["v": value]
+      _ = try store.update(bucket: "bkt", name: "hot", patch: patch)
+    }
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
+      for step in 0..<20 { try patch(store, "a\(step)") }
+      // The bucket, the insert, and one line for all twenty metadata changes.
+      #expect(try journalLines().count == 3)
+      // Records are replaced in place of the old one: nothing is left in tmp/.
+      #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path).isEmpty)
+      #expect(try store.close())
+    }
+    do {
+      // A new journal after the clean close: the object is named again on its next change.
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      for step in 0..<3 { try patch(store, "b\(step)") }
+      #expect(try journalLines().count == 1)
+      // No close: the next start-up must replay the journal.
+    }
+    let backend = try FileBackend(root: root)
+    let reopened = try ObjectStore(backend: backend)
+    #expect(backend.loadedFrom == .snapshot(replayed: 1))
+    let object = try reopened.metadata(bucket: "bkt", name: "hot")
+    #expect(object.metageneration == 24 && object.custom["v"] == "b2")
+  }
+
+  @Test func aRecordRemovedByHandIsWrittenAgainByTheNextChange() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let store = try ObjectStore(backend: FileBackend(root: root))
+    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
+    let objects = root.appendingPathComponent("buckets/bkt/objects")
+    let files = FileManager.default.enumerator(atPath: objects.path)?.compactMap { $0 as? String } ?? []
+    let records = files.filter { $0.hasSuffix(".json") }
+    #expect(records.count == 1)
+    for record in records { try FileManager.default.removeItem(at: objects.appendingPathComponent(record)) }
+    var patch = MetadataPatch()
+    patch.customUpdates = ["v": "again"]
+    #expect(try store.update(bucket: "bkt", name: "hot", patch: patch).metageneration == 2)
+    let reopened = try ObjectStore(backend: FileBackend(root: root))
+    #expect(try reopened.metadata(bucket: "bkt", name: "hot").custom["v"] == "again")
+    #expect(try reopened.read(bucket: "bkt", name: "hot").1 == [1])
   }
 }

@@ -45,6 +45,36 @@ import Testing
     try stillServes()
   }
 
+  /// PATCHes are answered later, from the store's writer: pipelined on one connection they are
+  /// still answered in order, each with its own change, and an invalid one (answered at once)
+  /// takes its place in the sequence.
+  @Test func pipelinedPatchesAreAnsweredInOrderEachWithItsOwnChange() throws {
+    defer { server.stop() }
+    let socket = try RawSocket(port: server.port)
+    var batch = ""
+    for index in 0..<40 {
+      let body = index == 20 ? "{\"metadata\":" : "{\"metadata\":{\"step\":\"\(index)\"}}"
+      batch += "PATCH /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+    socket.send(batch + "GET /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: x\r\n\r\n")
+    let responses = socket.receiveResponses(41)
+    #expect(responses.count == 41)
+    var metageneration = 1
+    for (index, response) in responses.prefix(40).enumerated() {
+      if index == 20 {
+        #expect(response.hasPrefix("HTTP/1.1 400"))
+        continue
+      }
+      metageneration += 1
+      #expect(response.hasPrefix("HTTP/1.1 200"))
+      #expect(response.contains("\"metageneration\":\"\(metageneration)\""))
+      #expect(response.contains("\"step\":\"\(index)\""))
+    }
+    #expect(responses.last?.contains("\"metageneration\":\"40\"") == true)
+    #expect(responses.last?.contains("\"step\":\"39\"") == true)
+    try stillServes()
+  }
+
   @Test func expectContinueGetsAnInterimResponse() throws {
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
