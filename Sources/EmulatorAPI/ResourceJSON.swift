@@ -24,36 +24,51 @@ struct ResourceJSON {
     func want(_ key: String) -> Bool { filter?.contains(key) ?? true }
     let encodedName = URLCoding.encodeComponent(object.name)
     let encodedBucket = URLCoding.encodeComponent(object.bucket)
-    let generation = String(object.generation)
     json.beginObject()
     if want("kind") { json.string("kind", "storage#object") }
-    if want("id") { json.string("id", "\(object.bucket)/\(object.name)/\(generation)") }
-    if want("selfLink") { json.string("selfLink", "\(baseURL)/storage/v1/b/\(encodedBucket)/o/\(encodedName)") }
+    if want("id") {
+      json.beginString("id")
+      json.stringPart(object.bucket)
+      json.stringPart("/")
+      json.stringPart(object.name)
+      json.stringPart("/")
+      json.stringPart(object.generation)
+      json.endString()
+    }
+    if want("selfLink") {
+      json.beginString("selfLink")
+      objectPath(encodedBucket, encodedName, into: &json)
+      json.endString()
+    }
     if want("mediaLink") {
-      json.string(
-        "mediaLink",
-        "\(baseURL)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(generation)&alt=media")
+      json.beginString("mediaLink")
+      json.stringPart(baseURL)
+      json.stringPart("/download")
+      objectPath(encodedBucket, encodedName, into: &json, withBase: false)
+      json.stringPart("?generation=")
+      json.stringPart(object.generation)
+      json.stringPart("&alt=media")
+      json.endString()
     }
     if want("name") { json.string("name", object.name) }
     if want("bucket") { json.string("bucket", object.bucket) }
-    if want("generation") { json.string("generation", generation) }
-    if want("metageneration") { json.string("metageneration", String(object.metageneration)) }
+    if want("generation") { json.integerString("generation", object.generation) }
+    if want("metageneration") { json.integerString("metageneration", object.metageneration) }
     if want("contentType") { json.optionalString("contentType", object.contentType) }
     if want("storageClass") { json.string("storageClass", "STANDARD") }
-    if want("size") { json.string("size", String(object.size)) }
-    if want("md5Hash") { json.optionalString("md5Hash", object.md5Base64) }
-    if want("crc32c") { json.string("crc32c", object.crc32cBase64) }
-    if want("etag") { json.string("etag", object.etag) }
-    let created = Timestamp.format(milliseconds: object.timeCreated)
-    if want("timeCreated") { json.string("timeCreated", created) }
-    if want("updated") { json.string("updated", Timestamp.format(milliseconds: object.updated)) }
-    if want("timeStorageClassUpdated") { json.string("timeStorageClassUpdated", created) }
+    if want("size") { json.integerString("size", object.size) }
+    if want("md5Hash"), let md5 = object.md5 { json.base64("md5Hash", md5) }
+    if want("crc32c") { json.base64("crc32c", object.crc32cBytes) }
+    if want("etag") { json.base64("etag", object.etagBytes) }
+    if want("timeCreated") { json.timestamp("timeCreated", milliseconds: object.timeCreated) }
+    if want("updated") { json.timestamp("updated", milliseconds: object.updated) }
+    if want("timeStorageClassUpdated") { json.timestamp("timeStorageClassUpdated", milliseconds: object.timeCreated) }
     if want("cacheControl") { json.optionalString("cacheControl", object.cacheControl) }
     if want("contentDisposition") { json.optionalString("contentDisposition", object.contentDisposition) }
     if want("contentEncoding") { json.optionalString("contentEncoding", object.contentEncoding) }
     if want("contentLanguage") { json.optionalString("contentLanguage", object.contentLanguage) }
     if want("customTime"), let customTime = object.customTime {
-      json.string("customTime", Timestamp.format(milliseconds: customTime))
+      json.timestamp("customTime", milliseconds: customTime)
     }
     if want("componentCount"), let count = object.componentCount { json.raw("componentCount", String(count)) }
     if want("metadata") && (!object.custom.isEmpty || !object.downloadTokens.isEmpty) {
@@ -68,6 +83,17 @@ struct ResourceJSON {
       json.endObject()
     }
     json.endObject()
+  }
+
+  /// `<baseURL>/storage/v1/b/<bucket>/o/<name>` (the base left out with `withBase: false`).
+  private func objectPath(
+    _ encodedBucket: String, _ encodedName: String, into json: inout JSONWriter, withBase: Bool = true
+  ) {
+    if withBase { json.stringPart(baseURL) }
+    json.stringPart("/storage/v1/b/")
+    json.stringPart(encodedBucket)
+    json.stringPart("/o/")
+    json.stringPart(encodedName)
   }
 
   func gcsList(_ page: ListPage) -> [UInt8] {
@@ -137,16 +163,16 @@ struct ResourceJSON {
     json.beginObject()
     json.string("name", object.name)
     json.string("bucket", object.bucket)
-    json.string("generation", String(object.generation))
-    json.string("metageneration", String(object.metageneration))
+    json.integerString("generation", object.generation)
+    json.integerString("metageneration", object.metageneration)
     json.optionalString("contentType", object.contentType)
-    json.string("timeCreated", Timestamp.format(milliseconds: object.timeCreated))
-    json.string("updated", Timestamp.format(milliseconds: object.updated))
+    json.timestamp("timeCreated", milliseconds: object.timeCreated)
+    json.timestamp("updated", milliseconds: object.updated)
     json.string("storageClass", "STANDARD")
-    json.string("size", String(object.size))
-    json.optionalString("md5Hash", object.md5Base64)
-    json.string("crc32c", String(object.crc32c))
-    json.string("etag", object.etag)
+    json.integerString("size", object.size)
+    if let md5 = object.md5 { json.base64("md5Hash", md5) }
+    json.integerString("crc32c", Int64(object.crc32c))
+    json.base64("etag", object.etagBytes)
     if !object.downloadTokens.isEmpty {
       json.string("downloadTokens", object.downloadTokens.joined(separator: ","))
     }

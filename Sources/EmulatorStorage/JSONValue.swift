@@ -298,6 +298,69 @@ public struct JSONWriter {
     appendString(value)
   }
 
+  /// `"key":"` — a string value written in parts (`stringPart`…), closed by `endString`: links
+  /// and ids are built in place, not as temporary `String`s.
+  public mutating func beginString(_ key: String) {
+    self.key(key)
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  public mutating func stringPart(_ part: String) {
+    if !Self.isPlain(part) {
+      appendEscaped(part)
+    } else {
+      bytes.append(contentsOf: part.utf8)
+    }
+  }
+
+  /// A non-negative or negative integer's decimal digits, inside a string.
+  public mutating func stringPart(_ value: Int64) {
+    if value < 0 {
+      bytes.append(UInt8(ascii: "-"))
+      if value == .min {
+        bytes.append(contentsOf: "9223372036854775808".utf8)
+        return
+      }
+    }
+    var rest = value.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 19 digits at most, right-aligned below
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      repeat {
+        count += 1
+        buffer[24 - count] = UInt8(48 + rest % 10)
+        rest /= 10
+      } while rest > 0
+      bytes.append(contentsOf: buffer[(24 - count)..<24])
+    }
+  }
+
+  public mutating func endString() {
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// `"key":"12345"`: int64 fields are JSON strings in both API flavours.
+  public mutating func integerString(_ key: String, _ value: Int64) {
+    beginString(key)
+    stringPart(value)
+    endString()
+  }
+
+  /// `"key":"2024-01-02T03:04:05.678Z"`.
+  public mutating func timestamp(_ key: String, milliseconds: Int64) {
+    beginString(key)
+    Timestamp.append(milliseconds: milliseconds, to: &bytes)
+    endString()
+  }
+
+  /// `"key":"<base64 of bytes>"`.
+  public mutating func base64(_ key: String, _ value: some Collection<UInt8>) {
+    beginString(key)
+    Base64.append(value, to: &bytes)
+    endString()
+  }
+
   public mutating func optionalString(_ key: String, _ value: String?) {
     if let value { string(key, value) }
   }
@@ -335,17 +398,20 @@ public struct JSONWriter {
 
   private mutating func appendString(_ value: String) {
     bytes.append(UInt8(ascii: "\""))
-    let plain =
-      value.utf8.withContiguousStorageIfAvailable { utf8 in
-        !utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-      } ?? false
-    if plain {
+    if Self.isPlain(value) {
       // Nothing to escape (nearly every string): one copy.
       bytes.append(contentsOf: value.utf8)
     } else {
       appendEscaped(value)
     }
     bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// Nothing in `value` needs escaping (nearly every string).
+  private static func isPlain(_ value: String) -> Bool {
+    value.utf8.withContiguousStorageIfAvailable { utf8 in
+      !utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    } ?? false
   }
 
   private mutating func appendEscaped(_ value: String) {

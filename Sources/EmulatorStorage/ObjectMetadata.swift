@@ -48,19 +48,24 @@ public struct ObjectMetadata: Sendable, Equatable {
 
   /// Derived from generation and metageneration the way GCS does (a base64 protobuf of the two
   /// varints), so it changes whenever either changes.
-  public var etag: String {
+  public var etag: String { Base64.encode(etagBytes) }
+
+  /// The bytes `etag` encodes.
+  public var etagBytes: [UInt8] {
     var bytes: [UInt8] = [0x08]
     Self.appendVarint(UInt64(generation), to: &bytes)
     bytes.append(0x10)
     Self.appendVarint(UInt64(metageneration), to: &bytes)
-    return Data(bytes).base64EncodedString()
+    return bytes
   }
 
-  public var md5Base64: String? { md5.map { Data($0).base64EncodedString() } }
+  public var md5Base64: String? { md5.map { Base64.encode($0) } }
 
-  public var crc32cBase64: String {
-    Data([UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xFF), UInt8((crc32c >> 8) & 0xFF), UInt8(crc32c & 0xFF)])
-      .base64EncodedString()
+  public var crc32cBase64: String { Base64.encode(crc32cBytes) }
+
+  /// The CRC32C big-endian, as GCS encodes it.
+  public var crc32cBytes: [UInt8] {
+    [UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xFF), UInt8((crc32c >> 8) & 0xFF), UInt8(crc32c & 0xFF)]
   }
 
   /// Custom metadata keys in a stable order.

@@ -16,15 +16,40 @@ public enum Timestamp {
 
   /// RFC 3339 in UTC with exactly three fraction digits.
   public static func format(milliseconds: Int64) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    append(milliseconds: milliseconds, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// `format`, written straight into a byte buffer.
+  public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
     let days = floorDiv(milliseconds, 86_400_000)
     let msOfDay = milliseconds - days * 86_400_000
     let (year, month, day) = civil(fromDays: days)
-    let hours = msOfDay / 3_600_000
-    let minutes = msOfDay / 60_000 % 60
-    let seconds = msOfDay / 1000 % 60
-    let millis = msOfDay % 1000
-    return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hours, 2) + ":"
-      + pad(minutes, 2) + ":" + pad(seconds, 2) + "." + pad(millis, 3) + "Z"
+    func digits(_ value: Int64, _ width: Int) {
+      if value >= 10 || width > 1 { digits(value / 10, width - 1) }
+      bytes.append(UInt8(48 + value % 10))
+    }
+    if year < 0 {
+      // Before year 0 (never a real timestamp): the general formatter.
+      bytes.append(contentsOf: String(year).utf8)
+    } else {
+      digits(year, 4)
+    }
+    bytes.append(UInt8(ascii: "-"))
+    digits(month, 2)
+    bytes.append(UInt8(ascii: "-"))
+    digits(day, 2)
+    bytes.append(UInt8(ascii: "T"))
+    digits(msOfDay / 3_600_000, 2)
+    bytes.append(UInt8(ascii: ":"))
+    digits(msOfDay / 60_000 % 60, 2)
+    bytes.append(UInt8(ascii: ":"))
+    digits(msOfDay / 1000 % 60, 2)
+    bytes.append(UInt8(ascii: "."))
+    digits(msOfDay % 1000, 3)
+    bytes.append(UInt8(ascii: "Z"))
   }
 
   /// Parses an RFC 3339 date-time (`2024-01-02T03:04:05Z`, any number of fraction digits, `Z` or
@@ -74,11 +99,6 @@ public enum Timestamp {
     guard index == b.count else { return nil }
     let days = days(fromCivil: year, month, day)
     return ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60_000 + second * 1000 + millis
-  }
-
-  private static func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
   }
 
   private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {

@@ -43,6 +43,42 @@ import Testing
     #expect(Timestamp.format(milliseconds: 951_782_400_005) == "2000-02-29T00:00:00.005Z")
   }
 
+  @Test func formatsFourDigitYearsAndLaterOnes() {
+    #expect(Timestamp.format(milliseconds: -62_135_596_800_000) == "0001-01-01T00:00:00.000Z")
+    #expect(Timestamp.format(milliseconds: 253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
+    #expect(Timestamp.format(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00.000Z")
+  }
+
+  @Test func base64MatchesFoundationForEveryLength() {
+    for length in 0..<40 {
+      let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
+      #expect(Base64.encode(bytes) == Data(bytes).base64EncodedString(), "length \(length)")
+    }
+  }
+
+  @Test func writerBuildsStringsInPartsWithIntegersAndBase64() throws {
+    var json = JSONWriter()
+    json.beginObject()
+    json.beginString("id")
+    json.stringPart("a\"b/")
+    json.stringPart(Int64.max)
+    json.stringPart("/")
+    json.stringPart(Int64.min)
+    json.stringPart("/")
+    json.stringPart(0)
+    json.endString()
+    json.integerString("n", -42)
+    json.base64("b", [0xFB, 0xFF])
+    json.timestamp("t", milliseconds: 5)
+    json.endObject()
+    #expect(
+      String(decoding: json.bytes, as: UTF8.self)
+        == #"{"id":"a\"b/9223372036854775807/-9223372036854775808/0","n":"-42","b":"+/8=","t":"1970-01-01T00:00:00.005Z"}"#
+    )
+    // And it is JSON.
+    #expect(try JSONValue.parse(json.bytes)["n"] == .string("-42"))
+  }
+
   @Test func parsesRFC3339() {
     #expect(Timestamp.parse("2020-09-18T00:31:33.328Z") == 1_600_389_093_328)
     #expect(Timestamp.parse("2020-09-18T00:31:33Z") == 1_600_389_093_000)
