@@ -585,8 +585,10 @@ public final class ObjectStore: Sendable {
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
   /// against and applied to the newest accepted version now, acknowledged through `completion`
-  /// once a record holding it is written and published. Never blocks on I/O: the first change of
-  /// a group hands the write to a Dispatch worker, later ones join the group.
+  /// once a record holding it is written and published. Does no I/O itself: the first change of
+  /// a group hands the write to a Dispatch worker, later ones join the group. It does take the
+  /// object's stripe lock, which a new generation or a delete of an object on the same stripe
+  /// (1 in 256) holds across its own record write: that is the longest it can wait.
   private func modify(
     bucket: String, name: String, conditions: Preconditions,
     onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
