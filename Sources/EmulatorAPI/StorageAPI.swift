@@ -1,4 +1,3 @@
-import Dispatch
 import EmulatorHTTP
 import EmulatorStorage
 
@@ -310,16 +309,11 @@ public final class StorageAPI: HTTPHandler {
 
   /// Blocks until work started with a responder replies.
   static func waitForReply(_ start: (HTTPResponder) -> Void) -> HTTPResponse {
-    let done = DispatchSemaphore(value: 0)
-    let response = Locked<HTTPResponse?>(nil)
-    start(
-      HTTPResponder { make in
-        response.withLock { $0 = make() }
-        done.signal()
-      })
-    done.wait()
-    return response.withLock { $0! }
+    waitForCallback { (done: @escaping @Sendable (HTTPResponse) -> Void) in
+      start(HTTPResponder { make in done(make()) })
+    }
   }
+
 }
 
 /// A response for a request that failed before it reached a handler (as a `Result` failure).

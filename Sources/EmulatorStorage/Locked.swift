@@ -23,3 +23,16 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
     return try body(&value)
   }
 }
+
+/// The blocking form of a call that answers through a callback: runs `start`, which must call
+/// its argument exactly once (on any thread, or at once), and returns what it was called with.
+public func waitForCallback<Value: Sendable>(_ start: (@escaping @Sendable (Value) -> Void) -> Void) -> Value {
+  let done = DispatchSemaphore(value: 0)
+  let outcome = Locked<Value?>(nil)
+  start { value in
+    outcome.withLock { $0 = value }
+    done.signal()
+  }
+  done.wait()
+  return outcome.withLock { $0! }
+}

@@ -573,14 +573,7 @@ public final class ObjectStore: Sendable {
   private func waitFor(
     _ start: (@escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void) -> Void
   ) throws(StorageError) -> ObjectMetadata {
-    let done = DispatchSemaphore(value: 0)
-    let outcome = Locked<Result<ObjectMetadata, StorageError>?>(nil)
-    start { result in
-      outcome.withLock { $0 = result }
-      done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
+    try waitForCallback(start).get()
   }
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
