@@ -132,12 +132,25 @@ struct ResourceJSON {
     if want("projectNumber") { json.string("projectNumber", "0") }
     if want("name") { json.string("name", bucket.name) }
     if want("timeCreated") { json.string("timeCreated", created) }
-    if want("updated") { json.string("updated", created) }
-    if want("metageneration") { json.string("metageneration", "1") }
-    if want("location") { json.string("location", "US") }
-    if want("locationType") { json.string("locationType", "multi-region") }
-    if want("storageClass") { json.string("storageClass", "STANDARD") }
-    if want("etag") { json.string("etag", "CAE=") }
+    if want("updated") { json.string("updated", Timestamp.format(milliseconds: bucket.updated)) }
+    if want("metageneration") { json.string("metageneration", String(bucket.metageneration)) }
+    if case .object(let settings) = bucket.settings {
+      for (key, value) in settings where want(key) {
+        json.key(key)
+        value.write(into: &json)
+      }
+    }
+    if want("etag") {
+      // As GCS derives it: a base64 protobuf varint of the metageneration.
+      var bytes: [UInt8] = [0x08]
+      var rest = UInt64(max(bucket.metageneration, 0))
+      while rest >= 0x80 {
+        bytes.append(UInt8(rest & 0x7F) | 0x80)
+        rest >>= 7
+      }
+      bytes.append(UInt8(rest))
+      json.base64("etag", bytes)
+    }
     json.endObject()
   }
 

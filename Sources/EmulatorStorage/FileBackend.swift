@@ -157,7 +157,8 @@ public final class FileBackend: StorageBackend {
       return nil
     }
     var state = LoadedState()
-    state.buckets = opened.buckets.map(\.info)
+    // The snapshot holds names and creation times; settings live in each bucket's record.
+    state.buckets = opened.buckets.map { readBucketRecord($0.info.name) ?? $0.info }
     for bucket in opened.buckets { state.expectedCounts[bucket.info.name] = bucket.count }
     damaged.withLock { $0 = Set(opened.damaged) }
     var removedBuckets = Set<String>()
@@ -251,7 +252,13 @@ public final class FileBackend: StorageBackend {
       let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
       let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
     else { return nil }
-    return BucketInfo(name: name, timeCreated: created)
+    // Records written before buckets had settings hold only the name and creation time.
+    var info = BucketInfo(name: name, timeCreated: created, settings: document["settings"])
+    if let updated = document["updated"]?.stringValue.flatMap({ Int64($0) }) { info.updated = updated }
+    if let metageneration = document["metageneration"]?.stringValue.flatMap({ Int64($0) }) {
+      info.metageneration = metageneration
+    }
+    return info
   }
 
   private func readRecord(_ path: String, bucket: String) throws(StorageError) -> ObjectMetadata {
@@ -379,6 +386,10 @@ public final class FileBackend: StorageBackend {
     json.beginObject()
     json.string("name", bucket.name)
     json.string("timeCreated", String(bucket.timeCreated))
+    json.string("updated", String(bucket.updated))
+    json.string("metageneration", String(bucket.metageneration))
+    json.key("settings")
+    bucket.settings.write(into: &json)
     json.endObject()
     try writeAtomically(json.bytes, to: dir + "/bucket.json")
   }

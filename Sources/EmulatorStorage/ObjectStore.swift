@@ -22,7 +22,7 @@ public final class ObjectStore: Sendable {
     public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
   }
 
-  private struct BucketIndex {
+  struct BucketIndex {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
@@ -53,8 +53,8 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
-  private let backend: any StorageBackend
-  private let index = Locked<[String: BucketIndex]>([:])
+  let backend: any StorageBackend
+  let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
   /// Writes in progress, and whether the store is closed to new ones.
@@ -148,7 +148,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  private func beginWrite() throws(StorageError) {
+  func beginWrite() throws(StorageError) {
     let open = writes.withLock { state -> Bool in
       guard !state.closed else { return false }
       state.active += 1
@@ -157,7 +157,7 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite(count: Int = 1) {
+  func endWrite(count: Int = 1) {
     writes.withLock { $0.active -= count }
   }
 
@@ -191,11 +191,15 @@ public final class ObjectStore: Sendable {
 
   // MARK: Buckets
 
-  public func createBucket(_ name: String) throws(StorageError) -> BucketInfo {
+  /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
+  /// checked and kept, see `BucketSettings`).
+  public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
     try beginWrite()
     defer { endWrite() }
     try Naming.validateBucketName(name)
-    let info = BucketInfo(name: name, timeCreated: Timestamp.nowMilliseconds())
+    let now = Timestamp.nowMilliseconds()
+    let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
+    let info = BucketInfo(name: name, timeCreated: now, settings: settings)
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
       do throws(StorageError) {
