@@ -259,6 +259,13 @@ public final class StorageAPI: HTTPHandler {
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
     }
+    if !context.route.surface.isFirebase, let generation = conditions.generation,
+      let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
+    {
+      var response = context.ok(context.json.gcsObject(version.object, timeDeleted: version.timeDeleted))
+      response.headers.set("etag", version.object.etag)
+      return response
+    }
     if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
       object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
     }

@@ -26,6 +26,8 @@ public final class ObjectStore: Sendable {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
+    /// Noncurrent generations (versioned buckets), oldest first per name.
+    var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
     mutating func put(_ object: ObjectMetadata) {
       let key = ObjectKey(object.name)
@@ -75,8 +77,9 @@ public final class ObjectStore: Sendable {
       loaded = try backend.load(log: log)
       built = try Self.buildIndex(loaded)
     }
-    let buckets = built.buckets
-    let highest = built.highest
+    var buckets = built.buckets
+    let highest = max(built.highest, loaded.noncurrent.map(\.object.generation).max() ?? 0)
+    Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
     if loaded.wantsSnapshot {
@@ -228,7 +231,7 @@ public final class ObjectStore: Sendable {
     defer { endWrite() }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
-      guard bucket.objects.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
       do throws(StorageError) {
         try backend.removeBucket(name)
       } catch {
@@ -252,7 +255,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Reading
 
-  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+  func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
     let found: ObjectMetadata?? = index.withLock { buckets in
       guard let index = buckets[bucket] else { return nil }
       return .some(index.objects[ObjectKey(name)])
@@ -262,7 +265,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// The error for a name that has no live object: a clear one when its record was damaged.
-  private func missing(_ bucket: String, _ name: String) -> StorageError {
+  func missing(_ bucket: String, _ name: String) -> StorageError {
     if backend.isDamaged(bucket: bucket, name: name) {
       return .io(
         "The metadata record of \(bucket)/\(name) is damaged (the start-up log names the file); the object cannot be read until it is overwritten or deleted."
@@ -275,7 +278,9 @@ public final class ObjectStore: Sendable {
   public func metadata(
     bucket: String, name: String, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    guard let object = try lookup(bucket, name) else { throw missing(bucket, name) }
+    guard let object = try addressed(bucket, name, generation: conditions.generation) else {
+      throw missing(bucket, name)
+    }
     try conditions.checkRead(object)
     return object
   }
@@ -405,7 +410,7 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try beginWrite()
     defer { endWrite() }
-    do {
+    do throws(StorageError) {
       try ensureBucket(bucket)
       let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
       let lock = stripe(key)
@@ -424,8 +429,14 @@ public final class ObjectStore: Sendable {
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
-      try backend.commit(object, data: staged, previous: previous)
-      try publish(object)
+      let archived = try archiveIfVersioned(previous)
+      do {
+        try backend.commit(object, data: staged, previous: previous)
+      } catch {
+        if let archived { try? backend.removeNoncurrent(archived.object) }
+        throw error
+      }
+      try publish(object, archived: archived)
       return object
     } catch {
       backend.discard(staged)
@@ -696,7 +707,11 @@ public final class ObjectStore: Sendable {
     lock.lock()
     defer { lock.unlock() }
     lock.waitForGroups(of: key)
-    guard let current = try lookup(bucket, name) else {
+    let live = try lookup(bucket, name)
+    if let generation = conditions.generation, live?.generation != generation {
+      return try deleteNoncurrent(bucket: bucket, name: name, generation: generation, conditions: conditions)
+    }
+    guard let current = live else {
       if backend.isDamaged(bucket: bucket, name: name) {
         try backend.removeDamaged(bucket: bucket, name: name)
         return
@@ -704,19 +719,32 @@ public final class ObjectStore: Sendable {
       throw StorageError.objectNotFound(bucket: bucket, name: name)
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)
-    try backend.remove(current)
-    index.withLock { $0[bucket]?.remove(name) }
+    // Without `generation=`, a versioned bucket keeps the live generation as noncurrent; with it,
+    // that generation is deleted for good (as GCS does).
+    let archived = conditions.generation == nil ? try archiveIfVersioned(current) : nil
+    do {
+      try backend.remove(current)
+    } catch {
+      if let archived { try? backend.removeNoncurrent(archived.object) }
+      throw error
+    }
+    index.withLock { buckets in
+      buckets[bucket]?.remove(name)
+      if let archived { buckets[bucket]?.noncurrent[ObjectKey(name), default: []].append(archived) }
+    }
   }
 
-  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+  private func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
+      if let archived { buckets[object.bucket]!.noncurrent[ObjectKey(object.name), default: []].append(archived) }
       return true
     }
     if !published {
       // The bucket was deleted while this write was in progress.
       try? backend.remove(object)
+      if let archived { try? backend.removeNoncurrent(archived.object) }
       throw StorageError.bucketNotFound(bucket: object.bucket)
     }
   }
@@ -758,14 +786,27 @@ public final class ObjectStore: Sendable {
     let glob = try query.matchGlob.map { glob throws(StorageError) in try Glob(glob) }
     let result: ListPage? = index.withLock { buckets in
       guard let bucketIndex = buckets[bucket] else { return nil }
-      let keys = bucketIndex.keys
+      let keys = query.versions ? bucketIndex.versionKeys() : bucketIndex.keys
+      var page = ListPage()
+      /// Every version of a name with `versions`, oldest first, the live one last.
+      func appendItems(_ key: ObjectKey) {
+        if query.versions {
+          for version in bucketIndex.noncurrent[key] ?? [] {
+            page.items.append(version.object)
+            page.timeDeleted.append(version.timeDeleted)
+          }
+        }
+        if let object = bucketIndex.objects[key] {
+          page.items.append(object)
+          if query.versions { page.timeDeleted.append(nil) }
+        }
+      }
       var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
       if let start = query.startOffset {
         position = max(position, BucketIndex.lowerBound(keys, ObjectKey(start)))
       }
       if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
       let end = query.endOffset.map { ObjectKey($0) }
-      var page = ListPage()
       var count = 0
       var last: ListCursor?
       while position < keys.count {
@@ -780,9 +821,7 @@ public final class ObjectStore: Sendable {
           }
           page.prefixes.append(String(decoding: rolled, as: UTF8.self))
           count += 1
-          if query.includeTrailingDelimiter && key.bytes == rolled, let object = bucketIndex.objects[key] {
-            page.items.append(object)
-          }
+          if query.includeTrailingDelimiter && key.bytes == rolled { appendItems(key) }
           last = .afterPrefix(rolled)
           position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
           continue
@@ -795,7 +834,7 @@ public final class ObjectStore: Sendable {
           page.nextPageToken = last?.token
           break
         }
-        if let object = bucketIndex.objects[key] { page.items.append(object) }
+        appendItems(key)
         count += 1
         last = .afterKey(key.bytes)
         position += 1
@@ -833,6 +872,9 @@ public struct ListQuery: Sendable {
   /// Objects whose name ends in the delimiter are listed as items too.
   public var includeTrailingDelimiter = false
   public var matchGlob: String?
+  /// Every generation, noncurrent ones too (`versions=true`). A page then holds every version of
+  /// its last name, so it may hold more than `maxResults` items.
+  public var versions = false
 
   public init() {}
 }
@@ -841,6 +883,8 @@ public struct ListPage: Sendable {
   public var items: [ObjectMetadata] = []
   public var prefixes: [String] = []
   public var nextPageToken: String?
+  /// With `versions`: for each item, when it became noncurrent (nil: live). Empty otherwise.
+  public var timeDeleted: [Int64?] = []
 
   public init() {}
 }
