@@ -24,6 +24,8 @@ public enum Resource: Sendable, Equatable {
   case bucket(String)
   /// `.../b/{bucket}/storageLayout`, which gcloud reads before it moves or deletes recursively.
   case storageLayout(String)
+  /// `.../b/{bucket}/managedFolders`, which gcloud lists before it deletes a bucket recursively.
+  case managedFolders(String)
   /// `.../b/{bucket}/o`: the objects of a bucket.
   case objects(bucket: String)
   case object(bucket: String, name: String)
@@ -70,8 +72,13 @@ public struct Route: Sendable, Equatable {
       if tail.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
       }
-      if tail.utf8.elementsEqual("/storageLayout".utf8) && (surface == .json || surface == .bare) {
-        return Route(surface: surface, resource: .storageLayout(bucket))
+      if surface == .json || surface == .bare {
+        if tail.utf8.elementsEqual("/storageLayout".utf8) {
+          return Route(surface: surface, resource: .storageLayout(bucket))
+        }
+        if tail.utf8.elementsEqual("/managedFolders".utf8) {
+          return Route(surface: surface, resource: .managedFolders(bucket))
+        }
       }
       if tail.utf8.elementsEqual("/o".utf8) || tail.utf8.elementsEqual("/o/".utf8) {
         return Route(surface: surface, resource: .objects(bucket: bucket))

@@ -61,4 +61,18 @@ extension StorageAPI {
     json.endObject()
     return context.ok(json.bytes)
   }
+
+  /// `GET /storage/v1/b/{bucket}/managedFolders`: managed folders (folder-level IAM) are not
+  /// emulated, so a bucket never has any; creating one is refused.
+  func managedFolders(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    _ = try storage { () throws(StorageError) in try store.bucket(bucket) }
+    switch context.method {
+    case "GET", "HEAD":
+      return context.ok(Array(#"{"kind":"storage#managedFolders"}"#.utf8))
+    case "POST":
+      throw APIError(400, .invalid, "Managed folders are not emulated by this emulator.")
+    default:
+      throw Self.notAllowed(context.method, "GET, HEAD, POST")
+    }
+  }
 }

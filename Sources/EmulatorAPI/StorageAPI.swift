@@ -159,6 +159,8 @@ public final class StorageAPI: HTTPHandler {
       return try bucketRequest(context, bucket: bucket)
     case .storageLayout(let bucket):
       return try storageLayout(context, bucket: bucket)
+    case .managedFolders(let bucket):
+      return try managedFolders(context, bucket: bucket)
     case .objects(let bucket):
       if let id = context.query["upload_id"] {
         // A resumable session's URL.

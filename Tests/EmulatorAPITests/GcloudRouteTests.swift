@@ -282,3 +282,30 @@ private let multipartPath = "/upload/storage/v1/b/bkt/o?uploadType=multipart"
     #expect(h.call("DELETE", "/storage/v1/b/ver-bucket").status == 409)
   }
 }
+
+/// The other calls gcloud makes on the way: managed folders before `rm -r` of a bucket, and
+/// `metadata: {}` for `--clear-custom-metadata`.
+@Suite struct GcloudOtherCallsTests {
+  let h: APIHarness
+  init() throws { h = try APIHarness() }
+
+  @Test func managedFoldersListIsEmptyAndMissingBucketIs404() {
+    h.call("POST", "/storage/v1/b", #"{"name":"folders-bucket"}"#)
+    let reply = h.call("GET", "/storage/v1/b/folders-bucket/managedFolders?alt=json&pageSize=1000")
+    #expect(reply.status == 200)
+    #expect(reply.json == .object([("kind", .string("storage#managedFolders"))]))
+    #expect(h.call("GET", "/storage/v1/b/no-such-bucket/managedFolders").status == 404)
+    #expect(h.call("POST", "/storage/v1/b/folders-bucket/managedFolders", #"{"name":"f/"}"#).status == 400)
+  }
+
+  @Test func emptyMetadataObjectClearsCustomMetadataOnGCSOnly() {
+    h.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=m", "x")
+    h.call("PATCH", "/storage/v1/b/bkt/o/m", #"{"metadata":{"k1":"v1","k2":"v2"}}"#)
+    let cleared = h.call("PATCH", "/storage/v1/b/bkt/o/m", #"{"bucket":"bkt","metadata":{},"name":"m"}"#)
+    #expect(cleared.status == 200)
+    #expect(cleared.json["metadata"] == nil)
+    h.call("PATCH", "/v0/b/bkt/o/m", #"{"metadata":{"k":"v"}}"#)
+    let firebase = h.call("PATCH", "/v0/b/bkt/o/m", #"{"metadata":{}}"#)
+    #expect(firebase.json["metadata"]?["k"] == .string("v"))
+  }
+}
