@@ -309,3 +309,21 @@ private let multipartPath = "/upload/storage/v1/b/bkt/o?uploadType=multipart"
     #expect(firebase.json["metadata"]?["k"] == .string("v"))
   }
 }
+
+extension VersioningRouteTests {
+  @Test func turningVersioningOffKeepsNoncurrentGenerationsAndStopsMakingThem() {
+    h.call("POST", "/storage/v1/b", #"{"name":"ver-bucket","versioning":{"enabled":true}}"#)
+    _ = upload("o", "1")
+    _ = upload("o", "2")
+    let off = h.call("PATCH", "/storage/v1/b/ver-bucket", #"{"versioning":{"enabled":false}}"#)
+    #expect(off.json["versioning"]?["enabled"] == .bool(false))
+    _ = upload("o", "3")
+    guard case .array(let items)? = h.call("GET", "/storage/v1/b/ver-bucket/o?versions=true").json["items"] else {
+      Issue.record("no items")
+      return
+    }
+    // "1" stays noncurrent; "2" was replaced without versioning, so it is gone.
+    #expect(items.count == 2)
+    #expect(items.last?["timeDeleted"] == nil)
+  }
+}
