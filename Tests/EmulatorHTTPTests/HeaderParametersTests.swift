@@ -113,4 +113,43 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
     #expect(failure(parse("multipart/related; boundary=a\"b"))?.contains("outside quotes") == true)
     #expect(failure(parse("multipart/related; boundary=\"a\u{1}b\""))?.contains("control character") == true)
   }
+
+  /// Parameters written the way a careful client writes them (quoted when needed, `"` and `\`
+  /// escaped) parse back to themselves; hostile bytes only ever give a value or an error.
+  @Test func randomParametersRoundTripAndRandomBytesNeverCrash() throws {
+    var generator = SplitMix(seed: 21)
+    let alphabet = Array("abcXYZ019=/ ;\"\\'()+_,-.:?\t\u{7f}\u{1}é".unicodeScalars)
+    for _ in 0..<2000 {
+      var expected: [(String, String)] = []
+      var header = "multipart/related"
+      for index in 0..<Int(generator.next() % 4) {
+        let name = "p\(index)"
+        let value = String(String.UnicodeScalarView((0..<Int(generator.next() % 12)).map { _ in
+          alphabet[Int(generator.next() % UInt64(alphabet.count))]
+        }).filter { $0.value >= 32 && $0.value != 127 })
+        let quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        header += (generator.next() % 2 == 0 ? "; " : " ;") + name + "=\"" + quoted + "\""
+        expected.append((name, value))
+      }
+      let parsed = try HeaderParameters(parsing: header)
+      #expect(parsed.parameters.elementsEqual(expected) { $0 == $1 }, "\(header)")
+      let noise = String(String.UnicodeScalarView((0..<Int(generator.next() % 40)).map { _ in
+        alphabet[Int(generator.next() % UInt64(alphabet.count))]
+      }))
+      _ = try? HeaderParameters(parsing: "text/plain;" + noise)
+    }
+  }
+}
+
+/// A small deterministic generator (SplitMix64), so a failure repeats.
+private struct SplitMix {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
 }
