@@ -177,7 +177,9 @@ public enum BucketSettings {
       guard case .object = value else {
         throw StorageError.invalid("iamConfiguration must be an object, got \(describe(value)).")
       }
-      for key in ["uniformBucketLevelAccess", "bucketPolicyOnly"] {
+      // The older name first: when a client sends both (gcloud echoes the whole resource back),
+      // `uniformBucketLevelAccess` is the one that counts.
+      for key in ["bucketPolicyOnly", "uniformBucketLevelAccess"] {
         guard let member = value[key], member != .null else { continue }
         guard case .bool(let enabled)? = member["enabled"] else {
           throw StorageError.invalid("iamConfiguration.\(key) must be {\"enabled\": true|false}.")

@@ -327,3 +327,17 @@ extension VersioningRouteTests {
     #expect(items.last?["timeDeleted"] == nil)
   }
 }
+
+extension GcloudBucketTests {
+  /// gcloud echoes the whole bucket back in its PATCH, old `bucketPolicyOnly` included.
+  @Test func uniformBucketLevelAccessWinsOverAnEchoedBucketPolicyOnly() {
+    h.call("POST", "/storage/v1/b", #"{"name":"echo-bucket"}"#)
+    let patched = h.call(
+      "PATCH", "/storage/v1/b/echo-bucket",
+      #"{"iamConfiguration":{"bucketPolicyOnly":{"enabled":false},"uniformBucketLevelAccess":{"enabled":true}},"etag":"CAE=","id":"echo-bucket","selfLink":"x","timeCreated":"2020-01-01T00:00:00Z"}"#)
+    #expect(patched.status == 200)
+    #expect(patched.json["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"] == .bool(true))
+    #expect(patched.json["iamConfiguration"]?["bucketPolicyOnly"]?["enabled"] == .bool(true))
+    #expect(patched.string("id") == "echo-bucket")
+  }
+}
