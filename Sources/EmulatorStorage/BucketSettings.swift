@@ -117,7 +117,8 @@ public enum BucketSettings {
     if let value = sent["retentionPolicy"] {
       result["retentionPolicy"] = try duration(
         value, field: "retentionPolicy", key: "retentionPeriod", allowed: { $0 > 0 && $0 < 3_155_760_000 },
-        rule: "greater than 0 and less than 3,155,760,000 seconds (100 years)", now: now)
+        rule: "greater than 0 and less than 3,155,760,000 seconds (100 years)", current: result["retentionPolicy"],
+        now: now)
     }
     if let value = sent["defaultEventBasedHold"] {
       switch value {
@@ -130,7 +131,8 @@ public enum BucketSettings {
       result["softDeletePolicy"] = try duration(
         value, field: "softDeletePolicy", key: "retentionDurationSeconds",
         allowed: { $0 == 0 || (604_800...7_776_000).contains($0) },
-        rule: "0 (off) or between 604800 (7 days) and 7776000 (90 days) seconds", now: now)
+        rule: "0 (off) or between 604800 (7 days) and 7776000 (90 days) seconds", current: result["softDeletePolicy"],
+        now: now)
     }
     if let value = sent["hierarchicalNamespace"] {
       if value["enabled"] == .bool(true) {
@@ -313,9 +315,11 @@ public enum BucketSettings {
     return .array(kept)
   }
 
-  /// `{key: "seconds"}` (a string or a number) → `{key: "seconds", "effectiveTime": now}`.
+  /// `{key: "seconds"}` (a string or a number) → `{key: "seconds", "effectiveTime": now}`; an
+  /// unchanged duration keeps its `effectiveTime` (gcloud sends the whole resource back).
   private static func duration(
-    _ value: JSONValue, field: String, key: String, allowed: (Int64) -> Bool, rule: String, now: Int64
+    _ value: JSONValue, field: String, key: String, allowed: (Int64) -> Bool, rule: String, current: JSONValue?,
+    now: Int64
   ) throws(StorageError) -> JSONValue? {
     if value == .null { return nil }
     let seconds: Int64?
@@ -327,6 +331,7 @@ public enum BucketSettings {
     guard let seconds, allowed(seconds) else {
       throw StorageError.invalid("\(field).\(key) must be \(rule), got \(describe(value[key] ?? .null)).")
     }
+    if let current, current[key] == .string(String(seconds)) { return current }
     return .object([(key, .string(String(seconds))), ("effectiveTime", .string(Timestamp.format(milliseconds: now)))])
   }
 

@@ -340,4 +340,15 @@ extension GcloudBucketTests {
     #expect(patched.json["iamConfiguration"]?["bucketPolicyOnly"]?["enabled"] == .bool(true))
     #expect(patched.string("id") == "echo-bucket")
   }
+
+  @Test func anEchoedUnchangedRetentionPolicyKeepsItsEffectiveTime() throws {
+    let created = h.call("POST", "/storage/v1/b", #"{"name":"keep-time","retentionPolicy":{"retentionPeriod":"60"}}"#)
+    let time = try #require(created.json["retentionPolicy"]?["effectiveTime"]?.stringValue)
+    Thread.sleep(forTimeInterval: 0.01)
+    let echoed = h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":{"retentionPeriod":60,"effectiveTime":"x"}}"#)
+    #expect(echoed.json["retentionPolicy"]?["effectiveTime"]?.stringValue == time)
+    let changed = h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":{"retentionPeriod":"120"}}"#)
+    #expect(changed.json["retentionPolicy"]?["retentionPeriod"] == .string("120"))
+    #expect(h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":null}"#).json["retentionPolicy"] == nil)
+  }
 }
