@@ -20,7 +20,8 @@ extension StorageAPI {
       if let expected = try RequestOptions.int64(context.query, "ifMetagenerationMatch"),
         expected != info.metageneration
       {
-        throw APIError(StorageError.conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(info.metageneration)."))
+        throw APIError(
+          StorageError.conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(info.metageneration)."))
       }
       return context.ok(context.json.bucket(info))
     case "PATCH", "PUT":
@@ -46,7 +47,9 @@ extension StorageAPI {
 
   /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.
   func storageLayout(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
-    guard context.method == "GET" || context.method == "HEAD" else { throw Self.notAllowed(context.method, "GET, HEAD") }
+    guard context.method == "GET" || context.method == "HEAD" else {
+      throw Self.notAllowed(context.method, "GET, HEAD")
+    }
     let info = try storage { () throws(StorageError) in try store.bucket(bucket) }
     var json = JSONWriter()
     json.beginObject()

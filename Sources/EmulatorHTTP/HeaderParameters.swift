@@ -61,7 +61,8 @@ public struct HeaderParameters: Sendable, Equatable {
       while index < bytes.count && Self.isTokenCharacter(bytes[index]) { index += 1 }
       let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
       guard !name.isEmpty else {
-        throw HeaderParameterError("A parameter name is expected at byte \(index), found '\(Self.describe(bytes[index]))'.")
+        throw HeaderParameterError(
+          "A parameter name is expected at byte \(index), found '\(Self.describe(bytes[index]))'.")
       }
       skipWhitespace()
       guard index < bytes.count && bytes[index] == Self.equals else {

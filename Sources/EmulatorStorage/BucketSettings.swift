@@ -48,7 +48,9 @@ public enum BucketSettings {
   public static func apply(_ body: JSONValue, to current: JSONValue?, mode: Mode, now: Int64) throws(StorageError)
     -> JSONValue
   {
-    guard case .object(let members) = body else { throw StorageError.invalid("The bucket resource must be a JSON object.") }
+    guard case .object(let members) = body else {
+      throw StorageError.invalid("The bucket resource must be a JSON object.")
+    }
     let sent = Dictionary(members, uniquingKeysWith: { _, last in last })
     for key in notEmulated {
       if let value = sent[key], !isEmpty(value) {
@@ -90,7 +92,8 @@ public enum BucketSettings {
       } else {
         guard let text = value.stringValue, storageClasses.contains(text.uppercased()) else {
           throw StorageError.invalid(
-            "The specified storage class is not valid: \(describe(value)); use STANDARD, NEARLINE, COLDLINE or ARCHIVE.")
+            "The specified storage class is not valid: \(describe(value)); use STANDARD, NEARLINE, COLDLINE or ARCHIVE."
+          )
         }
         result["storageClass"] = .string(text.uppercased())
       }
@@ -151,7 +154,8 @@ public enum BucketSettings {
     // Regions: `US-EAST1`, `EUROPE-WEST1`, `NORTHAMERICA-NORTHEAST1`, `ME-CENTRAL2`…
     let parts = location.split(separator: "-", omittingEmptySubsequences: false)
     guard parts.count == 2, let area = parts.first, let zone = parts.last, !area.isEmpty,
-      area.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }), let firstDigit = zone.utf8.firstIndex(where: { $0 >= 48 && $0 <= 57 }),
+      area.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }),
+      let firstDigit = zone.utf8.firstIndex(where: { $0 >= 48 && $0 <= 57 }),
       firstDigit != zone.utf8.startIndex,
       zone.utf8[..<firstDigit].allSatisfy({ $0 >= 65 && $0 <= 90 }),
       zone.utf8[firstDigit...].allSatisfy({ $0 >= 48 && $0 <= 57 })
@@ -236,9 +240,13 @@ public enum BucketSettings {
       }
       labels[key] = text
     }
-    guard labels.count <= 64 else { throw StorageError.invalid("A bucket can have at most 64 labels, not \(labels.count).") }
+    guard labels.count <= 64 else {
+      throw StorageError.invalid("A bucket can have at most 64 labels, not \(labels.count).")
+    }
     return labels.isEmpty
-      ? nil : .object(labels.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, .string($0.value)) })
+      ? nil
+      : .object(
+        labels.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, .string($0.value)) })
   }
 
   private static func isLabelText(_ text: String, key: Bool) -> Bool {

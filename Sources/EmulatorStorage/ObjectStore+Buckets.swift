@@ -13,7 +13,8 @@ extension ObjectStore {
       guard let current = buckets[name]?.info else { return .failure(.bucketNotFound(bucket: name)) }
       if let expected = ifMetagenerationMatch, expected != current.metageneration {
         return .failure(
-          .conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(current.metageneration), not \(expected)."))
+          .conditionNotMet(
+            "ifMetagenerationMatch: the bucket's metageneration is \(current.metageneration), not \(expected)."))
       }
       if let unexpected = ifMetagenerationNotMatch, unexpected == current.metageneration {
         return .failure(.conditionNotMet("ifMetagenerationNotMatch: the bucket's metageneration is \(unexpected)."))

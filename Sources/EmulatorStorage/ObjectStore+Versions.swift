@@ -15,7 +15,9 @@ extension ObjectStore {
       let key = ObjectKey(object.name)
       if buckets[object.bucket]!.objects[key]?.generation == object.generation {
         try? backend.removeNoncurrent(object)
-        log("recovery: removed noncurrent \(object.bucket)/\(object.name)#\(object.generation), still the live generation")
+        log(
+          "recovery: removed noncurrent \(object.bucket)/\(object.name)#\(object.generation), still the live generation"
+        )
         continue
       }
       buckets[object.bucket]!.noncurrent[key, default: []].append(version)

@@ -34,9 +34,11 @@ private let multipartPath = "/upload/storage/v1/b/bkt/o?uploadType=multipart"
   }
 
   @Test func goStyleUnquotedBoundaryWithParametersInAnyOrder() {
-    let body = "--abc123\r\nContent-Type: application/json\r\n\r\n{\"name\":\"g\"}\r\n--abc123\r\n\r\nx\r\n--abc123--\r\n"
+    let body =
+      "--abc123\r\nContent-Type: application/json\r\n\r\n{\"name\":\"g\"}\r\n--abc123\r\n\r\nx\r\n--abc123--\r\n"
     let reply = h.call(
-      "POST", multipartPath, body, headers: [("content-type", "Multipart/Related ; type=\"application/json\"; BOUNDARY = abc123")])
+      "POST", multipartPath, body,
+      headers: [("content-type", "Multipart/Related ; type=\"application/json\"; BOUNDARY = abc123")])
     #expect(reply.status == 200, "\(reply.text)")
   }
 
@@ -334,7 +336,8 @@ extension GcloudBucketTests {
     h.call("POST", "/storage/v1/b", #"{"name":"echo-bucket"}"#)
     let patched = h.call(
       "PATCH", "/storage/v1/b/echo-bucket",
-      #"{"iamConfiguration":{"bucketPolicyOnly":{"enabled":false},"uniformBucketLevelAccess":{"enabled":true}},"etag":"CAE=","id":"echo-bucket","selfLink":"x","timeCreated":"2020-01-01T00:00:00Z"}"#)
+      #"{"iamConfiguration":{"bucketPolicyOnly":{"enabled":false},"uniformBucketLevelAccess":{"enabled":true}},"etag":"CAE=","id":"echo-bucket","selfLink":"x","timeCreated":"2020-01-01T00:00:00Z"}"#
+    )
     #expect(patched.status == 200)
     #expect(patched.json["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"] == .bool(true))
     #expect(patched.json["iamConfiguration"]?["bucketPolicyOnly"]?["enabled"] == .bool(true))
@@ -345,7 +348,8 @@ extension GcloudBucketTests {
     let created = h.call("POST", "/storage/v1/b", #"{"name":"keep-time","retentionPolicy":{"retentionPeriod":"60"}}"#)
     let time = try #require(created.json["retentionPolicy"]?["effectiveTime"]?.stringValue)
     Thread.sleep(forTimeInterval: 0.01)
-    let echoed = h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":{"retentionPeriod":60,"effectiveTime":"x"}}"#)
+    let echoed = h.call(
+      "PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":{"retentionPeriod":60,"effectiveTime":"x"}}"#)
     #expect(echoed.json["retentionPolicy"]?["effectiveTime"]?.stringValue == time)
     let changed = h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":{"retentionPeriod":"120"}}"#)
     #expect(changed.json["retentionPolicy"]?["retentionPeriod"] == .string("120"))

@@ -37,8 +37,9 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
   @Test func apitoolsReprBoundaryKeepsItsSingleQuotes() throws {
     // apitools (gcloud) writes `boundary=%r`: single quotes are boundary characters to RFC 2046;
     // the multipart parser, not this one, recognises the client's quirk.
-    #expect(try boundary("multipart/related; boundary='===============5738263679778929715=='").get()
-      == "'===============5738263679778929715=='")
+    #expect(
+      try boundary("multipart/related; boundary='===============5738263679778929715=='").get()
+        == "'===============5738263679778929715=='")
   }
 
   @Test func goMimeMultipartHexBoundary() throws {
@@ -56,7 +57,8 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
   }
 
   @Test func namesAreCaseInsensitiveWhitespaceAndOrderFreeUnknownIgnored() throws {
-    let header = try HeaderParameters(parsing: "Multipart/Related ;charset=UTF-8 ;  BOUNDARY = \"b 1\" ; type=\"application/json\";;")
+    let header = try HeaderParameters(
+      parsing: "Multipart/Related ;charset=UTF-8 ;  BOUNDARY = \"b 1\" ; type=\"application/json\";;")
     #expect(header.matches("multipart/related"))
     #expect(header["boundary"] == "b 1")
     #expect(header["charset"] == "UTF-8")
@@ -65,7 +67,8 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
   }
 
   @Test func backslashEscapesInQuotedStrings() throws {
-    let header = try HeaderParameters(parsing: #"attachment; filename="a \"quoted\" name\\.txt"; filename*=UTF-8''a%20b.txt"#)
+    let header = try HeaderParameters(
+      parsing: #"attachment; filename="a \"quoted\" name\\.txt"; filename*=UTF-8''a%20b.txt"#)
     #expect(header.value == "attachment")
     #expect(header["filename"] == #"a "quoted" name\.txt"#)
     #expect(header["filename*"] == "UTF-8''a%20b.txt")
@@ -124,18 +127,23 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
       var header = "multipart/related"
       for index in 0..<Int(generator.next() % 4) {
         let name = "p\(index)"
-        let value = String(String.UnicodeScalarView((0..<Int(generator.next() % 12)).map { _ in
-          alphabet[Int(generator.next() % UInt64(alphabet.count))]
-        }).filter { $0.value >= 32 && $0.value != 127 })
+        let value = String(
+          String.UnicodeScalarView(
+            (0..<Int(generator.next() % 12)).map { _ in
+              alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            }
+          ).filter { $0.value >= 32 && $0.value != 127 })
         let quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         header += (generator.next() % 2 == 0 ? "; " : " ;") + name + "=\"" + quoted + "\""
         expected.append((name, value))
       }
       let parsed = try HeaderParameters(parsing: header)
       #expect(parsed.parameters.elementsEqual(expected) { $0 == $1 }, "\(header)")
-      let noise = String(String.UnicodeScalarView((0..<Int(generator.next() % 40)).map { _ in
-        alphabet[Int(generator.next() % UInt64(alphabet.count))]
-      }))
+      let noise = String(
+        String.UnicodeScalarView(
+          (0..<Int(generator.next() % 40)).map { _ in
+            alphabet[Int(generator.next() % UInt64(alphabet.count))]
+          }))
       _ = try? HeaderParameters(parsing: "text/plain;" + noise)
     }
   }

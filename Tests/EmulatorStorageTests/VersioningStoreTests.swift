@@ -9,7 +9,8 @@ import Testing
 @Suite struct VersioningStoreTests {
   func versionedBucket(_ store: ObjectStore) throws {
     _ = try store.createBucket(
-      "ver-bucket", resource: .object([("versioning", .object([("enabled", .bool(true))])), ("location", .string("eu"))]))
+      "ver-bucket",
+      resource: .object([("versioning", .object([("enabled", .bool(true))])), ("location", .string("eu"))]))
   }
 
   func generations(_ store: ObjectStore, _ prefix: String = "") throws -> [Int64] {
@@ -28,7 +29,9 @@ import Testing
     let one = try store.insert(bucket: "ver-bucket", name: "a", data: Array("one".utf8))
     let two = try store.insert(bucket: "ver-bucket", name: "a", data: Array("two".utf8))
     #expect(try generations(store) == [one.generation, two.generation])
-    #expect(try store.read(bucket: "ver-bucket", name: "a", conditions: .init(generation: one.generation)).1 == Array("one".utf8))
+    #expect(
+      try store.read(bucket: "ver-bucket", name: "a", conditions: .init(generation: one.generation)).1
+        == Array("one".utf8))
     #expect(try store.read(bucket: "ver-bucket", name: "a").1 == Array("two".utf8))
     #expect(store.noncurrentVersion(bucket: "ver-bucket", name: "a", generation: one.generation) != nil)
     try store.delete(bucket: "ver-bucket", name: "a")
@@ -56,7 +59,8 @@ import Testing
       for text in ["one", "two", "three"] {
         expected.append(try store.insert(bucket: "ver-bucket", name: "dir/ü file", data: Array(text.utf8)).generation)
       }
-      _ = try store.updateBucket("ver-bucket", resource: .object([("labels", .object([("k", .string("v"))]))]), replace: false)
+      _ = try store.updateBucket(
+        "ver-bucket", resource: .object([("labels", .object([("k", .string("v"))]))]), replace: false)
       if cleanStop { #expect(try store.close()) }
     }
     if !cleanStop {

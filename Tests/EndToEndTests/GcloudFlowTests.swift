@@ -12,7 +12,9 @@ import Testing
     }
     let created = try Curl.request(
       "POST", server.base + "/storage/v1/b?project=p",
-      body: #"{"iamConfiguration":{"uniformBucketLevelAccess":{"enabled":true}},"location":"us-east1","name":"gcloud-flow","storageClass":"nearline"}"#)
+      body:
+        #"{"iamConfiguration":{"uniformBucketLevelAccess":{"enabled":true}},"location":"us-east1","name":"gcloud-flow","storageClass":"nearline"}"#
+    )
     #expect(created.status == 200)
     #expect(created.json["location"] as? String == "US-EAST1")
     let boundary = "===============1234567890123456789=="
@@ -25,7 +27,8 @@ import Testing
     #expect(upload.status == 200)
     #expect(try Curl.request("GET", server.base + "/storage/v1/b/gcloud-flow/o/a.txt?alt=media").text == "hi\n")
     let start = try Curl.request(
-      "POST", server.base + "/resumable/upload/storage/v1/b/gcloud-flow/o?alt=json&uploadType=resumable", body: #"{"name":"big.bin"}"#,
+      "POST", server.base + "/resumable/upload/storage/v1/b/gcloud-flow/o?alt=json&uploadType=resumable",
+      body: #"{"name":"big.bin"}"#,
       headers: ["X-Upload-Content-Type: application/octet-stream"])
     #expect(start.status == 200)
     let session = try #require(start.header("location"))
