@@ -71,6 +71,13 @@ extension ObjectStore {
 }
 
 extension ObjectStore.BucketIndex {
+  /// Every generation of a name, oldest first, the live one last (nil `timeDeleted`).
+  func versions(of key: ObjectKey) -> [(object: ObjectMetadata, timeDeleted: Int64?)] {
+    var all = (noncurrent[key] ?? []).map { (object: $0.object, timeDeleted: Optional($0.timeDeleted)) }
+    if let live = objects[key] { all.append((live, nil)) }
+    return all
+  }
+
   /// Names that have a live or a noncurrent generation, in order.
   func versionKeys() -> [ObjectKey] {
     guard !noncurrent.isEmpty else { return keys }

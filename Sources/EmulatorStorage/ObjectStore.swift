@@ -788,17 +788,15 @@ public final class ObjectStore: Sendable {
       guard let bucketIndex = buckets[bucket] else { return nil }
       let keys = query.versions ? bucketIndex.versionKeys() : bucketIndex.keys
       var page = ListPage()
-      /// Every version of a name with `versions`, oldest first, the live one last.
+      /// The live object, or with `versions` every generation of the name.
       func appendItems(_ key: ObjectKey) {
-        if query.versions {
-          for version in bucketIndex.noncurrent[key] ?? [] {
-            page.items.append(version.object)
-            page.timeDeleted.append(version.timeDeleted)
-          }
+        guard query.versions else {
+          if let object = bucketIndex.objects[key] { page.items.append(object) }
+          return
         }
-        if let object = bucketIndex.objects[key] {
+        for (object, deleted) in bucketIndex.versions(of: key) {
           page.items.append(object)
-          if query.versions { page.timeDeleted.append(nil) }
+          page.timeDeleted.append(deleted)
         }
       }
       var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
@@ -827,6 +825,25 @@ public final class ObjectStore: Sendable {
           continue
         }
         if let glob, !glob.matches(key.bytes) {
+          position += 1
+          continue
+        }
+        if query.versions {
+          // One item per generation: a page may end between two generations of a name.
+          let after = resume?.generation(after: key.bytes)
+          var full = false
+          for (object, deleted) in bucketIndex.versions(of: key) where after.map({ object.generation > $0 }) ?? true {
+            if count == maxResults {
+              page.nextPageToken = last?.token
+              full = true
+              break
+            }
+            page.items.append(object)
+            page.timeDeleted.append(deleted)
+            count += 1
+            last = .afterVersion(key.bytes, generation: object.generation)
+          }
+          if full { break }
           position += 1
           continue
         }
@@ -872,8 +889,7 @@ public struct ListQuery: Sendable {
   /// Objects whose name ends in the delimiter are listed as items too.
   public var includeTrailingDelimiter = false
   public var matchGlob: String?
-  /// Every generation, noncurrent ones too (`versions=true`). A page then holds every version of
-  /// its last name, so it may hold more than `maxResults` items.
+  /// Every generation, noncurrent ones too (`versions=true`), each counting as one item.
   public var versions = false
 
   public init() {}
@@ -893,6 +909,8 @@ public struct ListPage: Sendable {
 enum ListCursor {
   case afterKey([UInt8])
   case afterPrefix([UInt8])
+  /// After this generation of this name (a listing of every generation).
+  case afterVersion([UInt8], generation: Int64)
 
   init?(token: String) {
     var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -902,8 +920,18 @@ enum ListCursor {
     switch tag {
     case 1: self = .afterKey(rest)
     case 2: self = .afterPrefix(rest)
+    case 3:
+      guard rest.count >= 8 else { return nil }
+      let generation = rest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      self = .afterVersion(Array(rest.dropFirst(8)), generation: Int64(bitPattern: generation))
     default: return nil
     }
+  }
+
+  /// With a generation cursor on `key`: the generation to resume after.
+  func generation(after key: [UInt8]) -> Int64? {
+    if case .afterVersion(let name, let generation) = self, name == key { return generation }
+    return nil
   }
 
   var token: String {
@@ -911,6 +939,9 @@ enum ListCursor {
     switch self {
     case .afterKey(let key): bytes = [1] + key
     case .afterPrefix(let prefix): bytes = [2] + prefix
+    case .afterVersion(let key, let generation):
+      let value = UInt64(bitPattern: generation)
+      bytes = [3] + (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } + key
     }
     return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
       .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -922,6 +953,9 @@ enum ListCursor {
     case .afterKey(let key):
       let index = lowerBound(keys, ObjectKey(bytes: key))
       return index < keys.count && keys[index].bytes == key ? index + 1 : index
+    case .afterVersion(let key, _):
+      // The name itself again: its later generations are still to come.
+      return lowerBound(keys, ObjectKey(bytes: key))
     case .afterPrefix(let prefix):
       // The smallest byte string greater than every string starting with `prefix`.
       var successor = prefix
