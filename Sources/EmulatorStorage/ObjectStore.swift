@@ -452,7 +452,8 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try Naming.validateObjectName(name)
     try Naming.validateBucketName(bucket)
-    guard let source = try lookup(sourceBucket, sourceName) else {
+    // `sourceGeneration` may name a noncurrent generation (how an old version is restored).
+    guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
       throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
     }
     try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
@@ -497,10 +498,7 @@ public final class ObjectStore: Sendable {
     }
     var objects: [ObjectMetadata] = []
     for source in sources {
-      guard let object = try lookup(bucket, source.name) else {
-        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
-      }
-      if let generation = source.generation, generation != object.generation {
+      guard let object = try addressed(bucket, source.name, generation: source.generation) else {
         throw StorageError.objectNotFound(bucket: bucket, name: source.name)
       }
       if let expected = source.ifGenerationMatch, expected != object.generation {

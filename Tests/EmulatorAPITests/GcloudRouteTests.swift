@@ -356,3 +356,29 @@ extension GcloudBucketTests {
     #expect(h.call("PATCH", "/storage/v1/b/keep-time", #"{"retentionPolicy":null}"#).json["retentionPolicy"] == nil)
   }
 }
+
+extension VersioningRouteTests {
+  /// `gcloud storage cp gs://b/o#G gs://b/o` restores an old generation (a rewrite from it).
+  @Test func copyRewriteAndComposeReadANoncurrentGeneration() {
+    h.call("POST", "/storage/v1/b", #"{"name":"ver-bucket","versioning":{"enabled":true}}"#)
+    let old = upload("o", "old")
+    _ = upload("o", "new")
+    let restored = h.call("POST", "/storage/v1/b/ver-bucket/o/o/rewriteTo/b/ver-bucket/o/o?sourceGeneration=\(old)", "")
+    #expect(restored.status == 200)
+    #expect(h.call("GET", "/storage/v1/b/ver-bucket/o/o?alt=media").text == "old")
+    let copied = h.call("POST", "/storage/v1/b/ver-bucket/o/o/copyTo/b/ver-bucket/o/copy?sourceGeneration=\(old)", "")
+    #expect(copied.status == 200)
+    let composed = h.call(
+      "POST", "/storage/v1/b/ver-bucket/o/both/compose",
+      #"{"sourceObjects":[{"name":"o","generation":"\#(old)"},{"name":"copy"}]}"#)
+    #expect(composed.status == 200)
+    #expect(h.call("GET", "/storage/v1/b/ver-bucket/o/both?alt=media").text == "oldold")
+    #expect(h.call("POST", "/storage/v1/b/ver-bucket/o/o/copyTo/b/ver-bucket/o/x?sourceGeneration=1", "").status == 404)
+    guard case .array(let items)? = h.call("GET", "/storage/v1/b/ver-bucket/o?versions=true&prefix=o").json["items"]
+    else {
+      Issue.record("no items")
+      return
+    }
+    #expect(items.count == 3)  // old, new (both noncurrent now) and the restored live one
+  }
+}

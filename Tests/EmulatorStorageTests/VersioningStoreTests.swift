@@ -34,6 +34,20 @@ import Testing
         == Array("one".utf8))
     #expect(try store.read(bucket: "ver-bucket", name: "a").1 == Array("two".utf8))
     #expect(store.noncurrentVersion(bucket: "ver-bucket", name: "a", generation: one.generation) != nil)
+    // A noncurrent generation can be copied (restored) and composed.
+    _ = try store.copy(
+      from: "ver-bucket", "a", sourceConditions: .init(generation: one.generation), to: "ver-bucket", "restored")
+    #expect(try store.read(bucket: "ver-bucket", name: "restored").1 == Array("one".utf8))
+    _ = try store.compose(
+      bucket: "ver-bucket", name: "both",
+      sources: [.init(name: "a", generation: one.generation), .init(name: "a")])
+    #expect(try store.read(bucket: "ver-bucket", name: "both").1 == Array("onetwo".utf8))
+    try store.delete(
+      bucket: "ver-bucket", name: "restored",
+      conditions: .init(generation: try store.metadata(bucket: "ver-bucket", name: "restored").generation))
+    try store.delete(
+      bucket: "ver-bucket", name: "both",
+      conditions: .init(generation: try store.metadata(bucket: "ver-bucket", name: "both").generation))
     try store.delete(bucket: "ver-bucket", name: "a")
     #expect(throws: StorageError.objectNotFound(bucket: "ver-bucket", name: "a")) {
       try store.metadata(bucket: "ver-bucket", name: "a")
