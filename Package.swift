@@ -26,7 +26,15 @@ let package = Package(
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
-    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "CZlib"]),
+    // Signed URLs: HMAC-SHA256 and SHA-256 from Crypto, RSA PKCS#1 v1.5 verification from _CryptoExtras.
+    .target(
+      name: "EmulatorAPI",
+      dependencies: [
+        "EmulatorHTTP", "EmulatorStorage", "CZlib",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "_CryptoExtras", package: "swift-crypto"),
+      ]
+    ),
     // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
     .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
@@ -44,7 +52,11 @@ let package = Package(
     ),
     .testTarget(
       name: "EmulatorAPITests",
-      dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]
+      dependencies: [
+        "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "_CryptoExtras", package: "swift-crypto"),
+      ]
     ),
     .testTarget(
       name: "EndToEndTests",

@@ -17,13 +17,19 @@ public final class StorageAPI: HTTPHandler {
   public let store: ObjectStore
   public let sessions: UploadSessions
   public let limits: APILimits
+  /// Checks signed URLs and POST policies (`StorageAPI+SignedURLs.swift`).
+  public let signing: SignedURLVerifier
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
 
-  public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {
+  public init(
+    store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(),
+    signing: SignedURLVerifier = SignedURLVerifier()
+  ) {
     self.store = store
     self.sessions = sessions
     self.limits = limits
+    self.signing = signing
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -37,7 +43,7 @@ public final class StorageAPI: HTTPHandler {
     let path = head.rawPath
     if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
       || path.utf8.starts(with: "/resumable/".utf8)
-      || head.rawQuery.utf8Range(of: "uploadType=") != nil
+      || head.rawQuery.utf8Range(of: "uploadType=") != nil || Self.postPolicyBucket(head) != nil
     {
       return limits.maxUploadBytes
     }
@@ -50,9 +56,10 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    if let bucket = Self.postPolicyBucket(request.head) { return postPolicyUpload(request, bucket: bucket) }
     switch prepare(request) {
-    case .success(let context): run(context)
-    case .failure(let failure): failure.response
+    case .success(let context): return run(context)
+    case .failure(let failure): return failure.response
     }
   }
 
@@ -62,6 +69,9 @@ public final class StorageAPI: HTTPHandler {
   /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
+    if let bucket = Self.postPolicyBucket(request.head) {
+      return .blocking { [self] in postPolicyUpload(request, bucket: bucket) }
+    }
     switch prepare(request) {
     case .failure(let failure):
       return .respond(failure.response)
@@ -104,6 +114,9 @@ public final class StorageAPI: HTTPHandler {
       route = matched
     } catch {
       return .failure(ResponseFailure(error.response(firebase: firebasePath)))
+    }
+    if !route.surface.isFirebase, let failure = signedURLFailure(request, xml: false) {
+      return .failure(ResponseFailure(failure))
     }
     do {
       let query = try queryParameters(request.head)

@@ -25,6 +25,9 @@ public enum CommandLineTool {
       --fsync              sync to disk before acknowledging writes
       --strict-buckets     refuse uploads to buckets that were not created first
       --bucket NAME        create this bucket at start-up (repeatable)
+      --signing-key FILE   verify signed URLs with this RSA key: PEM public key, PEM
+                           certificate or service-account JSON (repeatable)
+      --hmac-key ID:SECRET verify GOOG4-HMAC-SHA256 signed URLs with this HMAC key (repeatable)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -71,6 +74,8 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
+      case "--signing-key": configuration.signingKeyFiles.append(try value())
+      case "--hmac-key": configuration.hmacKeys.append(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }

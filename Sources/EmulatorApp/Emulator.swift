@@ -71,7 +71,9 @@ public func makeEmulator(
       continue
     }
   }
-  let api = StorageAPI(store: store, sessions: sessions, limits: configuration.api)
+  let api = StorageAPI(
+    store: store, sessions: sessions, limits: configuration.api,
+    signing: SignedURLVerifier(keys: try configuration.signingKeys()))
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)

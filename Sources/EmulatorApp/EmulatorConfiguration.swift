@@ -16,6 +16,11 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var strictBuckets = false
   /// Buckets created at start-up if missing.
   public var buckets: [String] = []
+  /// Files with RSA keys signed URLs are verified with (PEM public key, PEM certificate or a
+  /// service-account JSON); with none and no `hmacKeys`, signatures are not checked.
+  public var signingKeyFiles: [String] = []
+  /// `ACCESS_ID:SECRET` HMAC keys for `GOOG4-HMAC-SHA256` signed URLs.
+  public var hmacKeys: [String] = []
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
 
@@ -61,6 +66,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "fsync": fsync = try value.bool(key)
     case "strict_buckets": strictBuckets = try value.bool(key)
     case "buckets": buckets = try value.strings(key)
+    case "signing_keys": signingKeyFiles = try value.strings(key)
+    case "hmac_keys": hmacKeys = try value.strings(key)
     case "max_upload_bytes": api.maxUploadBytes = try value.integer(key, in: 0...Int.max)
     case "max_metadata_bytes": api.maxMetadataBytes = try value.integer(key, in: 2...Int.max)
     case "max_request_line_bytes": server.limits.maxRequestLineBytes = try value.integer(key, in: 64...(1 << 20))
