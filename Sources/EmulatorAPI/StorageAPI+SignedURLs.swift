@@ -72,7 +72,7 @@ extension StorageAPI {
           throw .mismatch("No configured key verifies the policy's signature.", stringToSign: policyText)
         }
       }
-      try form.check(policy: policy, bucket: bucket, key: name, now: Timestamp.nowMilliseconds() / 1000)
+      try form.check(policy: policy, bucket: bucket, now: Timestamp.nowMilliseconds() / 1000)
       let object: ObjectMetadata
       do {
         object = try store.insert(

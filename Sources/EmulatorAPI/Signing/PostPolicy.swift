@@ -78,7 +78,8 @@ struct PostPolicyForm {
 
   /// Checks the decoded policy document: not expired, each condition met, and every form field
   /// (but the signature, the policy, the file and `x-ignore-*`) named by a condition.
-  func check(policy: JSONValue, bucket: String, key: String, now: Int64) throws(SignedURLError) {
+  /// Conditions see the `key` field as sent (`${filename}` unreplaced), as the client signed it.
+  func check(policy: JSONValue, bucket: String, now: Int64) throws(SignedURLError) {
     guard case .object = policy, let expiration = policy["expiration"]?.stringValue else {
       throw SignedURLError(400, "InvalidPolicyDocument", "The policy document is not valid.", details: "It needs an expiration.")
     }
@@ -96,7 +97,6 @@ struct PostPolicyForm {
     func value(of field: String) -> String? {
       switch field {
       case "bucket": bucket
-      case "key": key
       default: fields[field]
       }
     }
