@@ -22,7 +22,7 @@ public final class ObjectStore: Sendable {
     public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
   }
 
-  private struct BucketIndex {
+  struct BucketIndex {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
@@ -54,7 +54,7 @@ public final class ObjectStore: Sendable {
 
   public let options: Options
   private let backend: any StorageBackend
-  private let index = Locked<[String: BucketIndex]>([:])
+  let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
   /// Writes in progress, and whether the store is closed to new ones.
@@ -734,153 +734,5 @@ public final class ObjectStore: Sendable {
 
   private func stripe(_ key: WriteStripe.Key) -> WriteStripe {
     stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
-  }
-
-  // MARK: Listing
-
-  /// Lists one page of a bucket in name order (UTF-8 byte order), from the sorted index: a page
-  /// costs O(log n + page size) plus the prefixes it skips.
-  public func list(bucket: String, query: ListQuery) throws(StorageError) -> ListPage {
-    let maxResults = min(max(query.maxResults, 1), 1000)
-    let prefix = Array((query.prefix ?? "").utf8)
-    let delimiter = Array((query.delimiter ?? "").utf8)
-    var resume: ListCursor?
-    if let token = query.pageToken, !token.isEmpty {
-      guard let cursor = ListCursor(token: token) else {
-        throw StorageError.invalid("pageToken '\(token)' is not a page token this emulator issued.")
-      }
-      resume = cursor
-    }
-    let glob = try query.matchGlob.map { glob throws(StorageError) in try Glob(glob) }
-    let result: ListPage? = index.withLock { buckets in
-      guard let bucketIndex = buckets[bucket] else { return nil }
-      let keys = bucketIndex.keys
-      var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
-      if let start = query.startOffset {
-        position = max(position, BucketIndex.lowerBound(keys, ObjectKey(start)))
-      }
-      if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
-      let end = query.endOffset.map { ObjectKey($0) }
-      var page = ListPage()
-      var count = 0
-      var last: ListCursor?
-      while position < keys.count {
-        let key = keys[position]
-        guard key.hasPrefix(prefix) else { break }
-        if let end, !(key < end) { break }
-        if !delimiter.isEmpty, let cut = Self.find(delimiter, in: key.bytes, from: prefix.count) {
-          let rolled = Array(key.bytes[0..<(cut + delimiter.count)])
-          if count == maxResults {
-            page.nextPageToken = last?.token
-            break
-          }
-          page.prefixes.append(String(decoding: rolled, as: UTF8.self))
-          count += 1
-          if query.includeTrailingDelimiter && key.bytes == rolled, let object = bucketIndex.objects[key] {
-            page.items.append(object)
-          }
-          last = .afterPrefix(rolled)
-          position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
-          continue
-        }
-        if let glob, !glob.matches(key.bytes) {
-          position += 1
-          continue
-        }
-        if count == maxResults {
-          page.nextPageToken = last?.token
-          break
-        }
-        if let object = bucketIndex.objects[key] { page.items.append(object) }
-        count += 1
-        last = .afterKey(key.bytes)
-        position += 1
-      }
-      return page
-    }
-    guard let result else { throw StorageError.bucketNotFound(bucket: bucket) }
-    return result
-  }
-
-  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-    guard needle.count > 0, haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
-    var index = start
-    while index <= haystack.count - needle.count {
-      if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) {
-        return index
-      }
-      index += 1
-    }
-    return nil
-  }
-}
-
-/// List parameters (GCS objects.list).
-public struct ListQuery: Sendable {
-  public var prefix: String?
-  public var delimiter: String?
-  /// Items plus prefixes on one page, 1…1000.
-  public var maxResults = 1000
-  public var pageToken: String?
-  /// Inclusive.
-  public var startOffset: String?
-  /// Exclusive.
-  public var endOffset: String?
-  /// Objects whose name ends in the delimiter are listed as items too.
-  public var includeTrailingDelimiter = false
-  public var matchGlob: String?
-
-  public init() {}
-}
-
-public struct ListPage: Sendable {
-  public var items: [ObjectMetadata] = []
-  public var prefixes: [String] = []
-  public var nextPageToken: String?
-
-  public init() {}
-}
-
-/// Where a page ended. Encoded as an opaque, URL-safe token (base64url of a tag byte and the name).
-enum ListCursor {
-  case afterKey([UInt8])
-  case afterPrefix([UInt8])
-
-  init?(token: String) {
-    var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while text.count % 4 != 0 { text += "=" }
-    guard let data = Data(base64Encoded: text), let tag = data.first else { return nil }
-    let rest = Array(data.dropFirst())
-    switch tag {
-    case 1: self = .afterKey(rest)
-    case 2: self = .afterPrefix(rest)
-    default: return nil
-    }
-  }
-
-  var token: String {
-    let bytes: [UInt8]
-    switch self {
-    case .afterKey(let key): bytes = [1] + key
-    case .afterPrefix(let prefix): bytes = [2] + prefix
-    }
-    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-  }
-
-  /// The index of the first key after this cursor.
-  func position(in keys: [ObjectKey], lowerBound: ([ObjectKey], ObjectKey) -> Int) -> Int {
-    switch self {
-    case .afterKey(let key):
-      let index = lowerBound(keys, ObjectKey(bytes: key))
-      return index < keys.count && keys[index].bytes == key ? index + 1 : index
-    case .afterPrefix(let prefix):
-      // The smallest byte string greater than every string starting with `prefix`.
-      var successor = prefix
-      while let last = successor.last, last == 0xFF { successor.removeLast() }
-      guard !successor.isEmpty else { return keys.count }
-      successor[successor.count - 1] += 1
-      return lowerBound(keys, ObjectKey(bytes: successor))
-    }
   }
 }
