@@ -50,7 +50,7 @@ public struct Glob: Sendable {
     var compiler = Compiler(characters: Self.characters(patternBytes))
     try compiler.compileSequence(depth: 0)
     if compiler.position < compiler.characters.count {
-      throw StorageError.invalid("matchGlob has a '}' or ',' outside braces: escape it as '\\}'.")
+      throw StorageError.invalid("matchGlob has a '}' outside braces: escape it as '\\}'.")
     }
     compiler.program.append(.accept)
     program = compiler.program
@@ -142,8 +142,11 @@ public struct Glob: Sendable {
       while position < characters.count {
         let character = characters[position]
         switch character {
+        case UInt32(UInt8(ascii: ",")) where depth == 0:
+          program.append(.consume(.character(character)))  // a comma outside braces is itself
+          position += 1
         case UInt32(UInt8(ascii: ",")), UInt32(UInt8(ascii: "}")):
-          return  // the caller decides whether that is allowed
+          return  // the end of an alternative, or a stray '}' the top level refuses
         case UInt32(UInt8(ascii: "*")):
           let double = isCharacter("*", at: position + 1)
           position += double ? 2 : 1

@@ -63,6 +63,7 @@ extension ObjectStore {
         return (entries, false)
       }
       guard let chunk else { throw StorageError.bucketNotFound(bucket: bucket) }
+      listChunkObserver.withLock { $0 }?(chunk.entries.count)
       for entry in chunk.entries {
         switch entry {
         case .prefix(let rolled, let item):

@@ -57,6 +57,9 @@ public final class ObjectStore: Sendable {
   let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
+  /// Tests: told the size of each chunk a listing copied out of the index, after the index
+  /// lock is released again.
+  let listChunkObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
   /// Writes in progress, and whether the store is closed to new ones.
   private let writes = Locked<(active: Int, closed: Bool)>((0, false))
 
