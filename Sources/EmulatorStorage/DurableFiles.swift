@@ -89,8 +89,9 @@ struct DurableFiles: Sendable {
     syncDirectory((path as NSString).deletingLastPathComponent)
   }
 
-  /// Copies everything from `source` to the file at `path`, 1 MiB at a time, synced with `fsync`.
-  func copy(from source: Int32, to path: String, append: Bool = false) throws(StorageError) {
+  /// Copies everything from `source` to the file at `path`, 1 MiB at a time, synced with `fsync`
+  /// unless `sync` is false (the caller syncs once after several copies).
+  func copy(from source: Int32, to path: String, append: Bool = false, sync: Bool = true) throws(StorageError) {
     let out = calls.create(path, flags: O_WRONLY | (append ? O_APPEND : O_TRUNC))
     guard out >= 0 else { throw FileBackend.error("create a file", errno) }
     defer { Glibc.close(out) }
@@ -106,7 +107,7 @@ struct DurableFiles: Sendable {
         throw FileBackend.error("write", code)
       }
     }
-    if fsync {
+    if fsync && sync {
       let code = calls.sync(out, path: path)
       if code != 0 { throw FileBackend.error("sync", code) }
     }

@@ -456,8 +456,14 @@ public final class FileBackend: StorageBackend {
         throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
       }
       defer { close(source) }
-      try files.copy(from: source, to: target, append: true)
+      try files.copy(from: source, to: target, append: true, sync: false)
       total += object.size
+    }
+    do {
+      try files.syncFile(target)
+    } catch {
+      files.calls.unlink(target)
+      throw error
     }
     return StagedData(id: target, size: total)
   }
