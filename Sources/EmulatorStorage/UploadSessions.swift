@@ -33,18 +33,26 @@ public final class UploadSessions: Sendable {
     }
   }
 
-  private struct Table {
-    var sessions: [String: UploadSession] = [:]
-    var active = 0
-    var finished = 0
+  /// The sessions by id, with how many are active and finished (kept in step by every change).
+  struct Table {
+    private(set) var sessions: [String: UploadSession] = [:]
+    private(set) var active = 0
+    private(set) var finished = 0
+
+    var count: Int { sessions.count }
+    var keys: Dictionary<String, UploadSession>.Keys { sessions.keys }
+    subscript(id: String) -> UploadSession? { sessions[id] }
+
+    @discardableResult
+    mutating func removeValue(forKey id: String) -> UploadSession? {
+      guard let old = sessions.removeValue(forKey: id) else { return nil }
+      count(old, -1)
+      return old
+    }
 
     mutating func put(_ session: UploadSession) {
       if let old = sessions.updateValue(session, forKey: session.id) { count(old, -1) }
       count(session, 1)
-    }
-
-    mutating func remove(_ id: String) {
-      if let old = sessions.removeValue(forKey: id) { count(old, -1) }
     }
 
     private mutating func count(_ session: UploadSession, _ delta: Int) {
@@ -55,7 +63,7 @@ public final class UploadSessions: Sendable {
   public let directory: String
   public let options: Options
   private let files: DurableFiles
-  private let table = Locked(Table())
+  let sessions = Locked(Table())
   private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
   private let log: @Sendable (String) -> Void
   private let sweeper = Locked<SweepTimer?>(nil)
@@ -117,22 +125,22 @@ public final class UploadSessions: Sendable {
       }
       loaded.put(session)
     }
-    table.withLock { $0 = loaded }
+    sessions.withLock { $0 = loaded }
   }
 
   deinit { stopSweeping() }
 
-  private func lock(_ id: String) -> NSLock {
+  func lock(_ id: String) -> NSLock {
     var hasher = Hasher()
     hasher.combine(id)
     return locks[Int(UInt(bitPattern: hasher.finalize()) % UInt(locks.count))]
   }
 
-  private func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
-  private func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
+  func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
+  func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
 
   /// How many sessions are active and how many finished ones are remembered.
-  public var counts: (active: Int, finished: Int) { table.withLock { ($0.active, $0.finished) } }
+  public var counts: (active: Int, finished: Int) { sessions.withLock { ($0.active, $0.finished) } }
 
   /// Starts a session and returns it with its id; past `maxOpen` active sessions, fails with
   /// `tooManyUploadSessions` (expired ones are swept first).
@@ -158,7 +166,7 @@ public final class UploadSessions: Sendable {
       try save(session)  // with fsync, also makes the .part file's name durable (same folder)
     } catch {
       unlink(partPath(session.id))
-      table.withLock { $0.remove(session.id) }
+      sessions.withLock { _ = $0.removeValue(forKey: session.id) }
       throw error
     }
     return session
@@ -166,7 +174,7 @@ public final class UploadSessions: Sendable {
 
   /// Adds `session` to the table unless `maxOpen` sessions are active.
   private func reserve(_ session: UploadSession) -> Bool {
-    table.withLock { table in
+    sessions.withLock { table in
       guard table.active < options.maxOpen else { return false }
       table.put(session)
       return true
@@ -175,14 +183,14 @@ public final class UploadSessions: Sendable {
 
   /// Seconds until the oldest active session expires, between 1 and 60.
   private func retryAfter(now: Int64) -> Int {
-    let oldest = table.withLock { $0.sessions.values.lazy.filter { $0.state == .active }.map(\.touched).min() }
+    let oldest = sessions.withLock { $0.sessions.values.lazy.filter { $0.state == .active }.map(\.touched).min() }
     guard let oldest else { return 1 }
     let seconds = (oldest + Int64(options.ttlSeconds) * 1000 - now + 999) / 1000
     return Int(min(max(seconds, 1), 60))
   }
 
   public func session(_ id: String) throws(StorageError) -> UploadSession {
-    guard let session = table.withLock({ $0.sessions[id] }) else { throw StorageError.uploadNotFound(id) }
+    guard let session = sessions.withLock({ $0[id] }) else { throw StorageError.uploadNotFound(id) }
     return session
   }
 
@@ -241,7 +249,7 @@ public final class UploadSessions: Sendable {
     session.received += written
     session.touched = Timestamp.nowMilliseconds()
     let updated = session
-    table.withLock { $0.put(updated) }
+    sessions.withLock { $0.put(updated) }
     return updated
   }
 
@@ -293,13 +301,13 @@ public final class UploadSessions: Sendable {
 
   /// Records a finished session, forgetting the oldest finished ones past `maxOpen`.
   private func finish(_ session: UploadSession) {
-    let forgotten: [String] = table.withLock { table in
+    let forgotten: [String] = sessions.withLock { table in
       table.put(session)
       var forgotten: [String] = []
       while table.finished > options.maxOpen {
         guard let oldest = table.sessions.values.filter({ $0.state != .active }).min(by: { $0.touched < $1.touched })
         else { break }
-        table.remove(oldest.id)
+        table.removeValue(forKey: oldest.id)
         forgotten.append(oldest.id)
       }
       return forgotten
@@ -312,15 +320,15 @@ public final class UploadSessions: Sendable {
   @discardableResult
   public func sweep(now: Int64 = Timestamp.nowMilliseconds()) -> Int {
     let cutoff = now - Int64(options.ttlSeconds) * 1000
-    let candidates = table.withLock { $0.sessions.values.filter { $0.touched < cutoff }.map(\.id) }
+    let candidates = sessions.withLock { $0.sessions.values.filter { $0.touched < cutoff }.map(\.id) }
     var removed = 0
     for id in candidates {
       let lock = lock(id)
       lock.lock()
       defer { lock.unlock() }
-      guard let session = table.withLock({ $0.sessions[id] }), session.touched < cutoff else { continue }
+      guard let session = sessions.withLock({ $0[id] }), session.touched < cutoff else { continue }
       Self.removeFiles(directory + "/" + id)
-      table.withLock { $0.remove(id) }
+      sessions.withLock { _ = $0.removeValue(forKey: id) }
       removed += 1
       log("uploads: removed the expired upload session \(id) (\(session.state.rawValue))")
     }
