@@ -35,6 +35,7 @@ public struct Glob: Sendable {
   }
 
   let program: [Instruction]
+  let machine: Machine
 
   /// Compiles `pattern` (the decoded `matchGlob` parameter).
   public init(pattern: String) throws(StorageError) {
@@ -54,6 +55,7 @@ public struct Glob: Sendable {
     }
     compiler.program.append(.accept)
     program = compiler.program
+    machine = Machine(program)
   }
 
   /// Whether the whole name matches.
@@ -67,7 +69,8 @@ public struct Glob: Sendable {
   /// `matches`, adding to `steps` one per automaton state visited (tests check it grows
   /// linearly with the name).
   func matches(_ name: [UInt8], steps: inout Int) -> Bool {
-    var simulation = Simulation(program: program)
+    var simulation = Simulation(machine: machine)
+    defer { simulation.deallocate() }
     simulation.start(&steps)
     var offset = 0
     while offset < name.count {
@@ -238,37 +241,118 @@ public struct Glob: Sendable {
 
   // MARK: Matching
 
-  /// The set of live states, advanced one character at a time (a Thompson simulation).
-  private struct Simulation {
-    let program: [Instruction]
-    /// States that consume a character (or accept), live before the next character.
-    var current: [Int] = []
-    var next: [Int] = []
-    /// `mark[state] == generation`: already in `next` this round.
-    var mark: [Int]
-    var generation = 0
-    var stack: [Int] = []
+  /// The program in flat arrays of integers, so a step copies no reference-counted payload.
+  struct Machine: Sendable {
+    enum Op: UInt8 { case character, anyButSlash, any, charClass, fork, jump, accept }
+    var ops: [Op] = []
+    /// `character`: the scalar; `charClass`: its index; `jump`: the target; `fork`: where its
+    /// targets start in `targets`.
+    var args: [Int32] = []
+    /// `fork`: how many targets.
+    var counts: [Int32] = []
+    var targets: [Int32] = []
+    var classes: [(ranges: [ClosedRange<UInt32>], negated: Bool)] = []
 
-    init(program: [Instruction]) {
-      self.program = program
-      mark = [Int](repeating: -1, count: program.count)
-      current.reserveCapacity(program.count)
-      next.reserveCapacity(program.count)
+    init(_ program: [Instruction]) {
+      for instruction in program {
+        var arg: Int32 = 0
+        var count: Int32 = 0
+        let op: Op
+        switch instruction {
+        case .consume(.character(let scalar)): (op, arg) = (.character, Int32(bitPattern: scalar))
+        case .consume(.anyButSlash): op = .anyButSlash
+        case .consume(.any): op = .any
+        case .consume(.charClass(let ranges, let negated)):
+          (op, arg) = (.charClass, Int32(classes.count))
+          classes.append((ranges, negated))
+        case .fork(let to):
+          (op, arg, count) = (.fork, Int32(targets.count), Int32(to.count))
+          targets.append(contentsOf: to.reversed().map { Int32($0) })  // pushed, so popped in order
+        case .jump(let target): (op, arg) = (.jump, Int32(target))
+        case .accept: op = .accept
+        }
+        ops.append(op)
+        args.append(arg)
+        counts.append(count)
+      }
     }
 
-    var accepts: Bool { current.contains { program[$0] == .accept } }
+    private static let slash = UInt32(UInt8(ascii: "/"))
+
+    /// Whether consuming state `state` accepts `character`.
+    func accepts(_ state: Int, _ character: UInt32) -> Bool {
+      switch ops[state] {
+      case .character: return UInt32(bitPattern: args[state]) == character
+      case .anyButSlash: return character != Self.slash
+      case .any: return true
+      case .charClass:
+        guard character != Self.slash else { return false }
+        let entry = classes[Int(args[state])]
+        return entry.ranges.contains { $0.contains(character) } != entry.negated
+      case .fork, .jump, .accept: return false
+      }
+    }
+  }
+
+  /// The set of live states, advanced one character at a time (a Thompson simulation). Its
+  /// four work areas are allocated once per name, each as large as the program, and every index
+  /// written is a state number below that size (a state is added to `next` and to the stack only
+  /// when unmarked, so each holds every state at most once per round; a fork pushes its
+  /// targets only when visited, once per round, so the stack never holds more than the program).
+  private struct Simulation {
+    let machine: Machine
+    let size: Int
+    var current: UnsafeMutablePointer<Int32>
+    var next: UnsafeMutablePointer<Int32>
+    var currentCount = 0
+    var nextCount = 0
+    /// `mark[state] == generation`: already in `next` this round.
+    let mark: UnsafeMutablePointer<UInt32>
+    var generation: UInt32 = 0
+    let stack: UnsafeMutablePointer<Int32>
+
+    init(machine: Machine) {
+      self.machine = machine
+      size = machine.ops.count
+      current = .allocate(capacity: size)
+      next = .allocate(capacity: size)
+      mark = .allocate(capacity: size)
+      mark.initialize(repeating: 0, count: size)
+      stack = .allocate(capacity: size + machine.targets.count + 1)
+    }
+
+    func deallocate() {
+      current.deallocate()
+      next.deallocate()
+      mark.deallocate()
+      stack.deallocate()
+    }
+
+    var accepts: Bool { (0..<currentCount).contains { machine.ops[Int(current[$0])] == .accept } }
 
     /// Adds `state` and everything reachable from it without consuming to `next`.
-    private mutating func add(_ state: Int, _ steps: inout Int) {
-      stack.append(state)
-      while let top = stack.popLast() {
-        guard mark[top] != generation else { continue }
-        mark[top] = generation
+    private mutating func add(_ state: Int32, _ steps: inout Int) {
+      var depth = 1
+      stack[0] = state
+      while depth > 0 {
+        depth -= 1
+        let index = Int(stack[depth])
+        guard mark[index] != generation else { continue }
+        mark[index] = generation
         steps += 1
-        switch program[top] {
-        case .consume, .accept: next.append(top)
-        case .jump(let target): stack.append(target)
-        case .fork(let targets): stack.append(contentsOf: targets.reversed())
+        switch machine.ops[index] {
+        case .jump:
+          stack[depth] = machine.args[index]
+          depth += 1
+        case .fork:
+          let start = Int(machine.args[index])
+          for target in machine.targets[start..<(start + Int(machine.counts[index]))] {
+            stack[depth] = target
+            depth += 1
+          }
+        default:
+          next[nextCount] = Int32(index)
+          nextCount += 1
         }
       }
     }
@@ -277,32 +361,21 @@ public struct Glob: Sendable {
       generation += 1
       add(0, &steps)
       swap(&current, &next)
+      currentCount = nextCount
     }
 
     /// Advances over one character; false when no state is left alive.
     mutating func step(_ character: UInt32, _ steps: inout Int) -> Bool {
       generation += 1
-      next.removeAll(keepingCapacity: true)
-      for state in current {
+      nextCount = 0
+      for position in 0..<currentCount {
         steps += 1
-        guard case .consume(let matcher) = program[state], Self.accepts(matcher, character) else { continue }
-        add(state + 1, &steps)
+        let state = current[position]
+        if machine.accepts(Int(state), character) { add(state + 1, &steps) }
       }
       swap(&current, &next)
-      return !current.isEmpty
-    }
-
-    private static let slash = UInt32(UInt8(ascii: "/"))
-
-    static func accepts(_ matcher: Matcher, _ character: UInt32) -> Bool {
-      switch matcher {
-      case .character(let expected): return character == expected
-      case .anyButSlash: return character != slash
-      case .any: return true
-      case .charClass(let ranges, let negated):
-        guard character != slash else { return false }
-        return ranges.contains { $0.contains(character) } != negated
-      }
+      currentCount = nextCount
+      return currentCount > 0
     }
   }
 }

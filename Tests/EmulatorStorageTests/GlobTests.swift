@@ -140,3 +140,26 @@ import Testing
     #expect(try store.list(bucket: "bkt", query: query).items.first?.name == "n00057")
   }
 }
+
+extension GlobTests {
+  /// However large the bucket and costly the pattern, one page does bounded work: past its step
+  /// budget it ends early with a token, and following the tokens finds every match.
+  @Test func aCostlyGlobOverManyNamesEndsThePageEarlyWithAToken() throws {
+    let store = try ObjectStore(backend: MemoryBackend())
+    let long = String(repeating: "a", count: 300)
+    for index in 0..<300 { _ = try store.insert(bucket: "bkt", name: long + String(format: "%03d", index), data: []) }
+    var query = ListQuery()
+    query.matchGlob = String(repeating: "a*", count: 30) + "{7,9}"
+    var pages = 0
+    var found: [String] = []
+    repeat {
+      let page = try store.list(bucket: "bkt", query: query, globStepBudget: 200_000)
+      found += page.items.map(\.name)
+      query.pageToken = page.nextPageToken
+      pages += 1
+    } while query.pageToken != nil && pages < 1000
+    #expect(pages > 5, "the budget ended pages early")
+    let expected = (0..<300).filter { $0 % 10 == 7 || $0 % 10 == 9 }.map { long + String(format: "%03d", $0) }
+    #expect(found == expected)
+  }
+}
