@@ -101,7 +101,9 @@ struct DurableFiles: Sendable {
       if count < 0 && errno == EINTR { continue }
       guard count >= 0 else { throw FileBackend.error("read", errno) }
       if count == 0 { break }
-      let code = buffer.withUnsafeBytes { calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path) }
+      let code = buffer.withUnsafeBytes {
+        calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path)
+      }
       if code != 0 {
         calls.unlink(path)
         throw FileBackend.error("write", code)

@@ -27,7 +27,8 @@ import Testing
     #expect(h.call("PUT", url, "01234", headers: [("content-range", "bytes 0-4/*")]).status == 308)
     // The last chunk carries a wrong MD5: the commit fails after the bytes were handed over.
     let wrong = h.call(
-      "PUT", url, "56789", headers: [("content-range", "bytes 5-9/10"), ("x-goog-hash", "md5=AAAAAAAAAAAAAAAAAAAAAA==")])
+      "PUT", url, "56789",
+      headers: [("content-range", "bytes 5-9/10"), ("x-goog-hash", "md5=AAAAAAAAAAAAAAAAAAAAAA==")])
     #expect(wrong.status == 400)
     // The session still has every byte, says so, and finalizes when asked again.
     let query = h.call("PUT", url, "", headers: [("content-range", "bytes */*")])

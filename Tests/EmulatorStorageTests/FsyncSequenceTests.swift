@@ -30,7 +30,8 @@ import Testing
       var text = line.replacingOccurrences(of: root, with: ".")
       for (pattern, replacement) in [
         (#"tmp/[0-9]+-[0-9]+-[0-9]+\."#, "tmp/T."), (#"[0-9a-f]{64}\.[0-9]+\.data"#, "H.G.data"),
-        (#"[0-9a-f]{64}"#, "H"), (#"objects/[0-9a-f]{2}(/|$| )"#, "objects/HH$1"), (#"uploads/(\.?)[0-9a-f]{32}"#, "uploads/$1ID"),
+        (#"[0-9a-f]{64}"#, "H"), (#"objects/[0-9a-f]{2}(/|$| )"#, "objects/HH$1"),
+        (#"uploads/(\.?)[0-9a-f]{32}"#, "uploads/$1ID"),
       ] {
         text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
       }
@@ -67,7 +68,9 @@ import Testing
       _ = try store.update(bucket: "bkt", name: "a", patch: patch)
     }
     try path("copy") { _ = try store.copy(from: "bkt", "a", to: "bkt", "b") }
-    try path("compose") { _ = try store.compose(bucket: "bkt", name: "c", sources: [.init(name: "a"), .init(name: "b")]) }
+    try path("compose") {
+      _ = try store.compose(bucket: "bkt", name: "c", sources: [.init(name: "a"), .init(name: "b")])
+    }
     try path("delete") { try store.delete(bucket: "bkt", name: "c") }
     var id = ""
     try path("resumable start") {
@@ -166,7 +169,10 @@ import Testing
     _ = try FileBackend(root: URL(fileURLWithPath: root), fsync: true, calls: recorder.calls)
     let calls = recorder.take()
     let parent = (root as NSString).deletingLastPathComponent
-    #expect(Array(calls.prefix(4)) == ["mkdir \(parent)", "fsync \(folder.url.standardizedFileURL.path)/", "mkdir .", "fsync \(parent)/"])
+    #expect(
+      Array(calls.prefix(4)) == [
+        "mkdir \(parent)", "fsync \(folder.url.standardizedFileURL.path)/", "mkdir .", "fsync \(parent)/",
+      ])
     #expect(calls.contains("mkdir ./buckets") && calls.contains("mkdir ./tmp"))
   }
 }

@@ -71,7 +71,8 @@ import Testing
   @Test func deepBraceNestingIsRefused() throws {
     let ok = String(repeating: "{", count: Glob.maxNesting) + "a" + String(repeating: "}", count: Glob.maxNesting)
     #expect(try matches(ok, "a"))
-    let deep = String(repeating: "{", count: Glob.maxNesting + 1) + "a" + String(repeating: "}", count: Glob.maxNesting + 1)
+    let deep =
+      String(repeating: "{", count: Glob.maxNesting + 1) + "a" + String(repeating: "}", count: Glob.maxNesting + 1)
     #expect(throws: StorageError.self) { try Glob(pattern: deep) }
     // As deep as the length limit allows, unclosed: refused without deep recursion.
     #expect(throws: StorageError.self) { try Glob(pattern: String(repeating: "{", count: Glob.maxPatternBytes)) }

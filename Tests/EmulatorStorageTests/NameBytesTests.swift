@@ -96,7 +96,8 @@ import Testing
     #expect(names == [Array(Self.decomposed.utf8), Array("cafz".utf8), Array(Self.composed.utf8)])
     var query = ListQuery()
     query.startOffset = Self.composed
-    #expect(try store.list(bucket: "bkt", query: query).items.map { Array($0.name.utf8) } == [Array(Self.composed.utf8)])
+    #expect(
+      try store.list(bucket: "bkt", query: query).items.map { Array($0.name.utf8) } == [Array(Self.composed.utf8)])
     query = ListQuery()
     query.maxResults = 1
     var seen: [[UInt8]] = []

@@ -33,8 +33,10 @@ import Testing
     #expect((reply.json["items"] as? [Any]) == nil, "nothing ends in b")
   }
 
-  @Test(arguments: [String(repeating: "%7B", count: 11) + "a" + String(repeating: "%7D", count: 11),
-                    String(repeating: "a", count: 1025), "%5Babc", "a%7D"])
+  @Test(arguments: [
+    String(repeating: "%7B", count: 11) + "a" + String(repeating: "%7D", count: 11),
+    String(repeating: "a", count: 1025), "%5Babc", "a%7D",
+  ])
   func unboundedOrMalformedPatternsGet400(_ pattern: String) throws {
     let server = try RunningEmulator(inMemory: true)
     defer { server.stop() }
