@@ -36,6 +36,17 @@ import Testing
     #expect(sessions.counts.active == 0)
   }
 
+  @Test func aChunkKeepsASessionAlive() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let sessions = try UploadSessions(directory: folder.url, options: .init(ttlSeconds: 3600))
+    let started = Timestamp.nowMilliseconds() - 3_000_000  // started 50 minutes ago
+    let id = try sessions.create(template(), now: started).id
+    try sessions.append(id, at: 0, bytes: [1], allowOverlap: false)  // touched now
+    #expect(sessions.sweep(now: started + 3_700_000) == 0, "an hour after its start, but not after its last chunk")
+    #expect(sessions.sweep(now: Timestamp.nowMilliseconds() + 3_700_000) == 1)
+  }
+
   @Test func expiredSessionsAndFinalizeLeftoversAreRemovedAtStartUp() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
