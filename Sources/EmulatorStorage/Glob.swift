@@ -28,6 +28,9 @@ public struct Glob: Sendable {
   enum Instruction: Sendable, Equatable {
     /// Consumes one character that `Matcher` accepts, then goes on to the next instruction.
     case consume(Matcher)
+    /// `*` or `**`: consumes any number of characters `Matcher` accepts (a state that stays
+    /// alive while it matches), and lets the next instruction go on at once (zero of them).
+    case star(Matcher)
     /// Goes on, without consuming, to every target.
     case fork([Int])
     case jump(Int)
@@ -155,10 +158,7 @@ public struct Glob: Sendable {
           position += double ? 2 : 1
           // A run of stars means what the longest star in it means.
           while isCharacter("*", at: position) { position += 1 }
-          let loop = program.count
-          program.append(.fork([loop + 1, loop + 3]))
-          program.append(.consume(double ? .any : .anyButSlash))
-          program.append(.jump(loop))
+          program.append(.star(double ? .any : .anyButSlash))
         case UInt32(UInt8(ascii: "?")):
           program.append(.consume(.anyButSlash))
           position += 1
@@ -243,7 +243,7 @@ public struct Glob: Sendable {
 
   /// The program in flat arrays of integers, so a step copies no reference-counted payload.
   struct Machine: Sendable {
-    enum Op: UInt8 { case character, anyButSlash, any, charClass, fork, jump, accept }
+    enum Op: UInt8 { case character, anyButSlash, any, charClass, starAnyButSlash, starAny, fork, jump, accept }
     var ops: [Op] = []
     /// `character`: the scalar; `charClass`: its index; `jump`: the target; `fork`: where its
     /// targets start in `targets`.
@@ -262,6 +262,8 @@ public struct Glob: Sendable {
         case .consume(.character(let scalar)): (op, arg) = (.character, Int32(bitPattern: scalar))
         case .consume(.anyButSlash): op = .anyButSlash
         case .consume(.any): op = .any
+        case .star(.any): op = .starAny
+        case .star(_): op = .starAnyButSlash
         case .consume(.charClass(let ranges, let negated)):
           (op, arg) = (.charClass, Int32(classes.count))
           classes.append((ranges, negated))
@@ -283,8 +285,8 @@ public struct Glob: Sendable {
     func accepts(_ state: Int, _ character: UInt32) -> Bool {
       switch ops[state] {
       case .character: return UInt32(bitPattern: args[state]) == character
-      case .anyButSlash: return character != Self.slash
-      case .any: return true
+      case .anyButSlash, .starAnyButSlash: return character != Self.slash
+      case .any, .starAny: return true
       case .charClass:
         guard character != Self.slash else { return false }
         let entry = classes[Int(args[state])]
@@ -350,6 +352,12 @@ public struct Glob: Sendable {
             stack[depth] = target
             depth += 1
           }
+        case .starAny, .starAnyButSlash:
+          // Alive itself, and what follows it is reachable at once.
+          next[nextCount] = Int32(index)
+          nextCount += 1
+          stack[depth] = Int32(index + 1)
+          depth += 1
         default:
           next[nextCount] = Int32(index)
           nextCount += 1
@@ -371,7 +379,11 @@ public struct Glob: Sendable {
       for position in 0..<currentCount {
         steps += 1
         let state = current[position]
-        if machine.accepts(Int(state), character) { add(state + 1, &steps) }
+        guard machine.accepts(Int(state), character) else { continue }
+        switch machine.ops[Int(state)] {
+        case .starAny, .starAnyButSlash: add(state, &steps)  // stays alive
+        default: add(state + 1, &steps)
+        }
       }
       swap(&current, &next)
       currentCount = nextCount
