@@ -45,6 +45,11 @@ public struct Glob: Sendable {
     try self.init(patternBytes: Array(pattern.utf8))
   }
 
+  /// The same, unlabelled (the form the first fuzz target was written against).
+  public init(_ pattern: String) throws(StorageError) {
+    try self.init(pattern: pattern)
+  }
+
   /// Compiles a pattern given as bytes (any bytes: this is what the fuzzer calls).
   public init(patternBytes: [UInt8]) throws(StorageError) {
     guard patternBytes.count <= Self.maxPatternBytes else {
