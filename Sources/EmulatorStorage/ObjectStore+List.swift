@@ -10,10 +10,13 @@ extension ObjectStore {
   /// What one step of the walk found, copied out of the index.
   private enum Entry {
     /// Names rolled up by the delimiter, with the object named exactly like the prefix when
-    /// `includeTrailingDelimiter` asks for it.
-    case prefix([UInt8], trailingItem: ObjectMetadata?)
-    case object(ObjectKey, ObjectMetadata)
+    /// `includeTrailingDelimiter` asks for it (with `versions`, each of its generations).
+    case prefix([UInt8], trailingItems: [Version])
+    /// The live object, or with `versions` every generation of the name, oldest first.
+    case object(ObjectKey, [Version])
   }
+
+  private typealias Version = (object: ObjectMetadata, timeDeleted: Int64?)
 
   /// Automaton steps a page's `matchGlob` may take (about 0.1 s on the development machine).
   /// Past it the page ends early, with a `nextPageToken` after the last name examined: GCS too
@@ -38,6 +41,7 @@ extension ObjectStore {
       }
       walked = cursor
     }
+    let resumed = walked
     let glob = try query.matchGlob.map { pattern throws(StorageError) in try Glob(pattern: pattern) }
     let start = query.startOffset.map { ObjectKey($0) }
     let end = query.endOffset.map { ObjectKey($0) }
@@ -50,7 +54,11 @@ extension ObjectStore {
       let resume = walked
       let chunk: (entries: [Entry], finished: Bool)? = index.withLock { buckets in
         guard let bucketIndex = buckets[bucket] else { return nil }
-        let keys = bucketIndex.keys
+        let keys = query.versions ? bucketIndex.versionKeys() : bucketIndex.keys
+        func versions(_ key: ObjectKey) -> [Version] {
+          guard query.versions else { return bucketIndex.objects[key].map { [($0, nil)] } ?? [] }
+          return bucketIndex.versions(of: key)
+        }
         var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
         if let start { position = max(position, BucketIndex.lowerBound(keys, start)) }
         if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
@@ -63,12 +71,13 @@ extension ObjectStore {
           if let end, !(key < end) { return (entries, true) }
           if !delimiter.isEmpty, let cut = Self.find(delimiter, in: key.bytes, from: prefix.count) {
             let rolled = Array(key.bytes[0..<(cut + delimiter.count)])
-            let item = query.includeTrailingDelimiter && key.bytes == rolled ? bucketIndex.objects[key] : nil
-            entries.append(.prefix(rolled, trailingItem: item))
+            let items = query.includeTrailingDelimiter && key.bytes == rolled ? versions(key) : []
+            entries.append(.prefix(rolled, trailingItems: items))
             position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
             continue
           }
-          if let object = bucketIndex.objects[key] { entries.append(.object(key, object)) }
+          let found = versions(key)
+          if !found.isEmpty { entries.append(.object(key, found)) }
           position += 1
         }
         return (entries, false)
@@ -77,17 +86,20 @@ extension ObjectStore {
       listChunkObserver.withLock { $0 }?(chunk.entries.count)
       for entry in chunk.entries {
         switch entry {
-        case .prefix(let rolled, let item):
+        case .prefix(let rolled, let items):
           walked = .afterPrefix(rolled)
           if count == maxResults {
             page.nextPageToken = last?.token
             return page
           }
           page.prefixes.append(String(decoding: rolled, as: UTF8.self))
-          if let item { page.items.append(item) }
+          for (object, deleted) in items {
+            page.items.append(object)
+            if query.versions { page.timeDeleted.append(deleted) }
+          }
           count += 1
           last = walked
-        case .object(let key, let object):
+        case .object(let key, let found):
           walked = .afterKey(key.bytes)
           if let glob, !glob.matches(key.bytes, steps: &steps) {
             if steps > globStepBudget {
@@ -96,13 +108,28 @@ extension ObjectStore {
             }
             continue
           }
-          if count == maxResults {
-            page.nextPageToken = last?.token
-            return page
+          guard query.versions else {
+            if count == maxResults {
+              page.nextPageToken = last?.token
+              return page
+            }
+            page.items.append(found[0].object)
+            count += 1
+            last = walked
+            continue
           }
-          page.items.append(object)
-          count += 1
-          last = walked
+          // One item per generation: a page may end between two generations of a name.
+          let after = resumed?.generation(after: key.bytes)
+          for (object, deleted) in found where after.map({ object.generation > $0 }) ?? true {
+            if count == maxResults {
+              page.nextPageToken = last?.token
+              return page
+            }
+            page.items.append(object)
+            page.timeDeleted.append(deleted)
+            count += 1
+            last = .afterVersion(key.bytes, generation: object.generation)
+          }
         }
       }
       if chunk.finished { return page }
@@ -136,6 +163,8 @@ public struct ListQuery: Sendable {
   /// Objects whose name ends in the delimiter are listed as items too.
   public var includeTrailingDelimiter = false
   public var matchGlob: String?
+  /// Every generation, noncurrent ones too (`versions=true`), each counting as one item.
+  public var versions = false
 
   public init() {}
 }
@@ -144,6 +173,8 @@ public struct ListPage: Sendable {
   public var items: [ObjectMetadata] = []
   public var prefixes: [String] = []
   public var nextPageToken: String?
+  /// With `versions`: for each item, when it became noncurrent (nil: live). Empty otherwise.
+  public var timeDeleted: [Int64?] = []
 
   public init() {}
 }
@@ -152,6 +183,8 @@ public struct ListPage: Sendable {
 enum ListCursor {
   case afterKey([UInt8])
   case afterPrefix([UInt8])
+  /// After this generation of this name (a listing of every generation).
+  case afterVersion([UInt8], generation: Int64)
 
   init?(token: String) {
     var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -161,8 +194,18 @@ enum ListCursor {
     switch tag {
     case 1: self = .afterKey(rest)
     case 2: self = .afterPrefix(rest)
+    case 3:
+      guard rest.count >= 8 else { return nil }
+      let generation = rest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      self = .afterVersion(Array(rest.dropFirst(8)), generation: Int64(bitPattern: generation))
     default: return nil
     }
+  }
+
+  /// With a generation cursor on `key`: the generation to resume after.
+  func generation(after key: [UInt8]) -> Int64? {
+    if case .afterVersion(let name, let generation) = self, name == key { return generation }
+    return nil
   }
 
   var token: String {
@@ -170,6 +213,9 @@ enum ListCursor {
     switch self {
     case .afterKey(let key): bytes = [1] + key
     case .afterPrefix(let prefix): bytes = [2] + prefix
+    case .afterVersion(let key, let generation):
+      let value = UInt64(bitPattern: generation)
+      bytes = [3] + (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } + key
     }
     return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
       .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -181,6 +227,9 @@ enum ListCursor {
     case .afterKey(let key):
       let index = lowerBound(keys, ObjectKey(bytes: key))
       return index < keys.count && keys[index].bytes == key ? index + 1 : index
+    case .afterVersion(let key, _):
+      // The name itself again: its later generations are still to come.
+      return lowerBound(keys, ObjectKey(bytes: key))
     case .afterPrefix(let prefix):
       // The smallest byte string greater than every string starting with `prefix`.
       var successor = prefix

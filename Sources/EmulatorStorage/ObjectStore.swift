@@ -26,6 +26,8 @@ public final class ObjectStore: Sendable {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
+    /// Noncurrent generations (versioned buckets), oldest first per name.
+    var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
     mutating func put(_ object: ObjectMetadata) {
       let key = ObjectKey(object.name)
@@ -53,7 +55,7 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
-  private let backend: any StorageBackend
+  let backend: any StorageBackend
   let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
@@ -78,8 +80,9 @@ public final class ObjectStore: Sendable {
       loaded = try backend.load(log: log)
       built = try Self.buildIndex(loaded)
     }
-    let buckets = built.buckets
-    let highest = built.highest
+    var buckets = built.buckets
+    let highest = max(built.highest, loaded.noncurrent.map(\.object.generation).max() ?? 0)
+    Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
     if loaded.wantsSnapshot {
@@ -151,7 +154,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  private func beginWrite() throws(StorageError) {
+  func beginWrite() throws(StorageError) {
     let open = writes.withLock { state -> Bool in
       guard !state.closed else { return false }
       state.active += 1
@@ -160,7 +163,7 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite(count: Int = 1) {
+  func endWrite(count: Int = 1) {
     writes.withLock { $0.active -= count }
   }
 
@@ -194,11 +197,15 @@ public final class ObjectStore: Sendable {
 
   // MARK: Buckets
 
-  public func createBucket(_ name: String) throws(StorageError) -> BucketInfo {
+  /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
+  /// checked and kept, see `BucketSettings`).
+  public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
     try beginWrite()
     defer { endWrite() }
     try Naming.validateBucketName(name)
-    let info = BucketInfo(name: name, timeCreated: Timestamp.nowMilliseconds())
+    let now = Timestamp.nowMilliseconds()
+    let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
+    let info = BucketInfo(name: name, timeCreated: now, settings: settings)
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
       do throws(StorageError) {
@@ -227,7 +234,7 @@ public final class ObjectStore: Sendable {
     defer { endWrite() }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
-      guard bucket.objects.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
       do throws(StorageError) {
         try backend.removeBucket(name)
       } catch {
@@ -251,7 +258,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Reading
 
-  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+  func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
     let found: ObjectMetadata?? = index.withLock { buckets in
       guard let index = buckets[bucket] else { return nil }
       return .some(index.objects[ObjectKey(name)])
@@ -261,7 +268,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// The error for a name that has no live object: a clear one when its record was damaged.
-  private func missing(_ bucket: String, _ name: String) -> StorageError {
+  func missing(_ bucket: String, _ name: String) -> StorageError {
     if backend.isDamaged(bucket: bucket, name: name) {
       return .io(
         "The metadata record of \(bucket)/\(name) is damaged (the start-up log names the file); the object cannot be read until it is overwritten or deleted."
@@ -274,7 +281,9 @@ public final class ObjectStore: Sendable {
   public func metadata(
     bucket: String, name: String, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    guard let object = try lookup(bucket, name) else { throw missing(bucket, name) }
+    guard let object = try addressed(bucket, name, generation: conditions.generation) else {
+      throw missing(bucket, name)
+    }
     try conditions.checkRead(object)
     return object
   }
@@ -404,7 +413,7 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try beginWrite()
     defer { endWrite() }
-    do {
+    do throws(StorageError) {
       try ensureBucket(bucket)
       let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
       let lock = stripe(key)
@@ -423,8 +432,14 @@ public final class ObjectStore: Sendable {
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
-      try backend.commit(object, data: staged, previous: previous)
-      try publish(object)
+      let archived = try archiveIfVersioned(previous)
+      do {
+        try backend.commit(object, data: staged, previous: previous)
+      } catch {
+        if let archived { try? backend.removeNoncurrent(archived.object) }
+        throw error
+      }
+      try publish(object, archived: archived)
       return object
     } catch {
       backend.discard(staged)
@@ -440,7 +455,8 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try Naming.validateObjectName(name)
     try Naming.validateBucketName(bucket)
-    guard let source = try lookup(sourceBucket, sourceName) else {
+    // `sourceGeneration` may name a noncurrent generation (how an old version is restored).
+    guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
       throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
     }
     try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
@@ -485,10 +501,7 @@ public final class ObjectStore: Sendable {
     }
     var objects: [ObjectMetadata] = []
     for source in sources {
-      guard let object = try lookup(bucket, source.name) else {
-        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
-      }
-      if let generation = source.generation, generation != object.generation {
+      guard let object = try addressed(bucket, source.name, generation: source.generation) else {
         throw StorageError.objectNotFound(bucket: bucket, name: source.name)
       }
       if let expected = source.ifGenerationMatch, expected != object.generation {
@@ -695,7 +708,11 @@ public final class ObjectStore: Sendable {
     lock.lock()
     defer { lock.unlock() }
     lock.waitForGroups(of: key)
-    guard let current = try lookup(bucket, name) else {
+    let live = try lookup(bucket, name)
+    if let generation = conditions.generation, live?.generation != generation {
+      return try deleteNoncurrent(bucket: bucket, name: name, generation: generation, conditions: conditions)
+    }
+    guard let current = live else {
       if backend.isDamaged(bucket: bucket, name: name) {
         try backend.removeDamaged(bucket: bucket, name: name)
         return
@@ -703,19 +720,32 @@ public final class ObjectStore: Sendable {
       throw StorageError.objectNotFound(bucket: bucket, name: name)
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)
-    try backend.remove(current)
-    index.withLock { $0[bucket]?.remove(name) }
+    // Without `generation=`, a versioned bucket keeps the live generation as noncurrent; with it,
+    // that generation is deleted for good (as GCS does).
+    let archived = conditions.generation == nil ? try archiveIfVersioned(current) : nil
+    do {
+      try backend.remove(current)
+    } catch {
+      if let archived { try? backend.removeNoncurrent(archived.object) }
+      throw error
+    }
+    index.withLock { buckets in
+      buckets[bucket]?.remove(name)
+      if let archived { buckets[bucket]?.noncurrent[ObjectKey(name), default: []].append(archived) }
+    }
   }
 
-  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+  private func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
+      if let archived { buckets[object.bucket]!.noncurrent[ObjectKey(object.name), default: []].append(archived) }
       return true
     }
     if !published {
       // The bucket was deleted while this write was in progress.
       try? backend.remove(object)
+      if let archived { try? backend.removeNoncurrent(archived.object) }
       throw StorageError.bucketNotFound(bucket: object.bucket)
     }
   }
