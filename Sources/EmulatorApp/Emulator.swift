@@ -47,6 +47,8 @@ public final class Emulator: Sendable {
 public func makeEmulator(
   _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
 ) throws(StorageError) -> Emulator {
+  // Keys first: a bad one stops start-up before anything is opened.
+  let signing = SignedURLVerifier(keys: try configuration.signingKeys())
   let backend: any StorageBackend
   let scratch: URL
   if configuration.inMemory {
@@ -78,7 +80,7 @@ public func makeEmulator(
   }
   let api = StorageAPI(
     store: store, sessions: sessions, limits: configuration.api,
-    signing: SignedURLVerifier(keys: try configuration.signingKeys()))
+    signing: signing)
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)

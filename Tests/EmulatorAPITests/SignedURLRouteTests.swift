@@ -314,6 +314,41 @@ import _CryptoExtras
     #expect(Self.xmlCode(response) == "InvalidArgument")
   }
 
+  @Test func hmacSignedPolicyIsVerifiedWithItsAccessID() throws {
+    var keys = SigningKeys()
+    try keys.addHMAC("GOOGFORMID:form-secret")
+    let hmacAPI = StorageAPI(
+      store: api.store, sessions: api.sessions, signing: SignedURLVerifier(keys: keys))
+    var form = try form()
+    let date = form.fields.first { $0.0 == "x-goog-date" }!.1
+    let credential = "GOOGFORMID/\(date.prefix(8))/auto/storage/goog4_request"
+    let policyText = form.fields.first { $0.0 == "policy" }!.1
+    var document = String(decoding: Data(base64Encoded: policyText)!, as: UTF8.self)
+    document = document.replacingOccurrences(of: "\(Self.email)/", with: "GOOGFORMID/")
+      .replacingOccurrences(of: "GOOG4-RSA-SHA256", with: "GOOG4-HMAC-SHA256")
+    let policy = Data(document.utf8).base64EncodedString()
+    func sign(_ secret: String) -> String {
+      let key = SignedURLVerifier.hmacSigningKey(secret: Array(secret.utf8), date: String(date.prefix(8)), location: "auto")
+      return HMAC<SHA256>.authenticationCode(for: Array(policy.utf8), using: key).map { SignedURLVerifier.hexDigit($0) }
+        .joined()
+    }
+    for (secret, status) in [("wrong-secret", 403), ("form-secret", 204)] {
+      form.fields = form.fields.map { field -> (String, String) in
+        switch field.0 {
+        case "x-goog-credential": ("x-goog-credential", credential)
+        case "x-goog-algorithm": ("x-goog-algorithm", "GOOG4-HMAC-SHA256")
+        case "policy": ("policy", policy)
+        case "x-goog-signature": ("x-goog-signature", sign(secret))
+        default: field
+        }
+      }
+      var head = HTTPRequestHead(
+        method: "POST", target: "/signed-bucket", headers: ["host": "127.0.0.1:9199"])
+      head.headers.add("content-type", "multipart/form-data; boundary=\(form.boundary)")
+      #expect(hmacAPI.handle(HTTPRequest(head: head, body: form.body())).status == status)
+    }
+  }
+
   @Test func bucketCollectionPostsAreNotPolicyUploads() {
     let head = HTTPRequestHead(method: "POST", target: "/b", headers: [:])
     #expect(StorageAPI.postPolicyBucket(head) == nil)
