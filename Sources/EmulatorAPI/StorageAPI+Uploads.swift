@@ -179,7 +179,7 @@ extension StorageAPI {
   }
 
   /// Creates a resumable session that keeps the start's metadata document for the commit.
-  private func startSession(
+  func startSession(
     bucket: String, name: String, document: JSONValue, conditions: Preconditions, expectedSize: Int64?,
     contentType: String?, firebase: Bool
   ) throws(APIError) -> UploadSession {

@@ -359,3 +359,40 @@ import _CryptoExtras
     #expect(api.bodyLimit(for: HTTPRequestHead(method: "POST", target: "/my-bucket")) == api.limits.maxUploadBytes)
   }
 }
+
+/// The XML resumable start, called directly until the XML API routes to it.
+@Suite struct XMLResumableStartTests {
+  @Test func startAnswers201WithASessionThatTakesTheData() throws {
+    let store = try ObjectStore(backend: MemoryBackend(), options: .init(strictBuckets: false))
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-xmlres-\(UUID().uuidString)")
+    let api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder))
+    _ = try store.createBucket("xml-bucket")
+    var head = HTTPRequestHead(method: "POST", target: "/xml-bucket/dir/a.txt", headers: ["host": "127.0.0.1:9199"])
+    head.headers.add("x-goog-resumable", "start")
+    head.headers.add("content-type", "text/plain")
+    head.headers.add("x-goog-meta-owner", "me")
+    let start = try api.xmlResumableStart(HTTPRequest(head: head), bucket: "xml-bucket", name: "dir/a.txt")
+    #expect(start.status == 201)
+    let location = try #require(start.headers["location"])
+    #expect(location.hasPrefix("http://127.0.0.1:9199/upload/storage/v1/b/xml-bucket/o?"))
+    let target = String(location.dropFirst("http://127.0.0.1:9199".count))
+    let put = api.handle(
+      HTTPRequest(
+        head: HTTPRequestHead(method: "PUT", target: target, headers: ["host": "127.0.0.1:9199"]),
+        body: Array("resumed".utf8)))
+    #expect(put.status == 200)
+    let object = try store.metadata(bucket: "xml-bucket", name: "dir/a.txt")
+    #expect(object.size == 7)
+    #expect(object.contentType == "text/plain")
+    #expect(object.custom["owner"] == "me")
+
+    head.headers.set("x-goog-if-generation-match", "not-a-number")
+    #expect(throws: APIError.self) {
+      try api.xmlResumableStart(HTTPRequest(head: head), bucket: "xml-bucket", name: "b.txt")
+    }
+    head.headers.set("x-goog-if-generation-match", "0")
+    #expect(throws: APIError.self) {
+      try api.xmlResumableStart(HTTPRequest(head: head), bucket: "xml-bucket", name: "dir/a.txt")
+    }
+  }
+}
