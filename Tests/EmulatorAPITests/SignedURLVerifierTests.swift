@@ -238,6 +238,16 @@ import _CryptoExtras
     #expect(DER.subjectPublicKeyInfo(ofCertificate: [0x30, 0x03, 0x30, 0x01]) == nil)
   }
 
+  @Test func onlyParameterNamesMakeARequestSigned() {
+    #expect(SignedURLVerifier.isSigned(rawQuery: "alt=media&x-goog-signature=00"))
+    #expect(SignedURLVerifier.isSigned(rawQuery: "X-Goog-Algorithm=GOOG4-RSA-SHA256"))
+    #expect(SignedURLVerifier.isSigned(rawQuery: "GoogleAccessId=a&Expires=1&Signature=b"))
+    #expect(!SignedURLVerifier.isSigned(rawQuery: ""))
+    #expect(!SignedURLVerifier.isSigned(rawQuery: "name=x-goog-signature%3D1"))
+    #expect(!SignedURLVerifier.isSigned(rawQuery: "name=a%26X-Goog-Algorithm%3Dx"))
+    #expect(!SignedURLVerifier.isSigned(rawQuery: "GoogleAccessId=a&name=Signature"))
+  }
+
   @Test func errorShapes() throws {
     let error = SignedURLError.mismatch("d<&>", stringToSign: "a\nb")
     let xml = String(decoding: error.response(xml: true).body, as: UTF8.self)

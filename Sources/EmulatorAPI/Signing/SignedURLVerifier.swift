@@ -28,11 +28,23 @@ public struct SignedURLVerifier: Sendable {
     }
   }
 
-  /// Whether the query carries signed-URL parameters (V4 or V2); a cheap byte scan.
+  /// Whether the query carries signed-URL parameters: a parameter named `X-Goog-Signature` or
+  /// `X-Goog-Algorithm` (V4, any case), or both `GoogleAccessId` and `Signature` (V2). Names are
+  /// compared as sent, so an escaped `=` inside another parameter's value never counts.
   public static func isSigned(rawQuery: Substring) -> Bool {
-    let lower = rawQuery.lowercased()
-    return lower.contains("x-goog-signature=") || lower.contains("x-goog-algorithm=")
-      || (rawQuery.contains("GoogleAccessId=") && rawQuery.contains("Signature="))
+    guard !rawQuery.isEmpty else { return false }
+    var accessID = false
+    var signature = false
+    for piece in rawQuery.split(separator: "&") {
+      let name = piece.prefix { $0 != "=" }
+      if name.utf8.count == 16 {
+        let lower = name.lowercased()
+        if lower == "x-goog-signature" || lower == "x-goog-algorithm" { return true }
+      }
+      if name == "GoogleAccessId" { accessID = true }
+      if name == "Signature" { signature = true }
+    }
+    return accessID && signature
   }
 
   /// Throws the error GCS answers for a bad signed URL; returns for a good one.
