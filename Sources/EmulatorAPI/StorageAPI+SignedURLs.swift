@@ -76,7 +76,8 @@ extension StorageAPI {
       let object: ObjectMetadata
       do {
         object = try store.insert(
-          bucket: bucket, name: name, source: .bytes(form.file), upload: ObjectStore.Upload(patch: form.metadataPatch()))
+          bucket: bucket, name: name, source: .bytes(form.file), upload: ObjectStore.Upload(patch: form.metadataPatch())
+        )
       } catch {
         throw Self.xmlError(error)
       }

@@ -22,7 +22,11 @@ extension StorageAPI {
     }
     if !custom.isEmpty { members.append(("metadata", .object(custom))) }
     let document = JSONValue.object(members)
-    _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: MetadataPatch.Options(replace: false, customTimeWritable: true, tokensInCustomMetadata: true)) }
+    _ = try storage { () throws(StorageError) in
+      try MetadataPatch(
+        json: document,
+        options: MetadataPatch.Options(replace: false, customTimeWritable: true, tokensInCustomMetadata: true))
+    }
     var conditions = Preconditions()
     for (header, apply) in [
       ("x-goog-if-generation-match", { (c: inout Preconditions, v: Int64) in c.ifGenerationMatch = v }),

@@ -156,7 +156,8 @@ import _CryptoExtras
       "{\"bucket\":\"\(bucket)\"}", "{\"key\":\"\(key)\"}", "{\"x-goog-date\":\"\(date)\"}",
       "{\"x-goog-credential\":\"\(credential)\"}", "{\"x-goog-algorithm\":\"GOOG4-RSA-SHA256\"}",
     ]
-    let document = "{\"conditions\":[\((conditions + required).joined(separator: ","))],\"expiration\":\"\(expiration)\"}"
+    let document =
+      "{\"conditions\":[\((conditions + required).joined(separator: ","))],\"expiration\":\"\(expiration)\"}"
     let policy = Data(document.utf8).base64EncodedString()
     let signature = try privateKey.signature(for: Array(policy.utf8), padding: .insecurePKCS1v1_5)
     let hex = signature.rawRepresentation.map { SignedURLVerifier.hexDigit($0) }.joined()
@@ -175,8 +176,10 @@ import _CryptoExtras
 
   @Test func formUploadStoresTheObjectWithItsFields() throws {
     let form = try form(
-      conditions: ["[\"content-length-range\",1,100]", "[\"starts-with\",\"$Content-Type\",\"text/\"]",
-        "{\"x-goog-meta-team\":\"web\"}", "{\"content-type\":\"text/markdown\"}"],
+      conditions: [
+        "[\"content-length-range\",1,100]", "[\"starts-with\",\"$Content-Type\",\"text/\"]",
+        "{\"x-goog-meta-team\":\"web\"}", "{\"content-type\":\"text/markdown\"}",
+      ],
       extra: [("Content-Type", "text/markdown"), ("x-goog-meta-team", "web")])
     let response = post(form)
     #expect(response.status == 204)
@@ -201,7 +204,9 @@ import _CryptoExtras
     form.fields.append(("success_action_redirect", "https://app.example/done"))
     let response = post(form)
     #expect(response.status == 303)
-    #expect(response.headers["location"]?.hasPrefix("https://app.example/done?bucket=signed-bucket&key=uploads%2Fphoto.txt&etag=") == true)
+    #expect(
+      response.headers["location"]?.hasPrefix(
+        "https://app.example/done?bucket=signed-bucket&key=uploads%2Fphoto.txt&etag=") == true)
   }
 
   @Test func fileOverContentLengthRangeIsEntityTooLarge() throws {
@@ -280,7 +285,8 @@ import _CryptoExtras
   @Test func fieldAfterTheFileIsRefused() throws {
     var form = try form()
     let body = form.body().dropLast(Array("--\(form.boundary)--\r\n".utf8).count)
-    let tail = "--\(form.boundary)\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nlate\r\n--\(form.boundary)--\r\n"
+    let tail =
+      "--\(form.boundary)\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nlate\r\n--\(form.boundary)--\r\n"
     form.fileName = "x"
     let response = call(
       "POST", "/signed-bucket", headers: [("content-type", "multipart/form-data; boundary=\(form.boundary)")],
@@ -288,7 +294,9 @@ import _CryptoExtras
     #expect(response.status == 400)
   }
 
-  @Test(arguments: ["not base64!", Data("[1,2".utf8).base64EncodedString(), Data("{\"conditions\":[]}".utf8).base64EncodedString()])
+  @Test(arguments: [
+    "not base64!", Data("[1,2".utf8).base64EncodedString(), Data("{\"conditions\":[]}".utf8).base64EncodedString(),
+  ])
   func malformedPolicyIsRefused(_ policy: String) throws {
     var form = try form()
     form.fields = form.fields.map { $0.0 == "policy" ? ("policy", policy) : $0 }
@@ -328,7 +336,8 @@ import _CryptoExtras
       .replacingOccurrences(of: "GOOG4-RSA-SHA256", with: "GOOG4-HMAC-SHA256")
     let policy = Data(document.utf8).base64EncodedString()
     func sign(_ secret: String) -> String {
-      let key = SignedURLVerifier.hmacSigningKey(secret: Array(secret.utf8), date: String(date.prefix(8)), location: "auto")
+      let key = SignedURLVerifier.hmacSigningKey(
+        secret: Array(secret.utf8), date: String(date.prefix(8)), location: "auto")
       return HMAC<SHA256>.authenticationCode(for: Array(policy.utf8), using: key).map { SignedURLVerifier.hexDigit($0) }
         .joined()
     }

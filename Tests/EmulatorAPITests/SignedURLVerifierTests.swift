@@ -72,7 +72,8 @@ import _CryptoExtras
   @Test(arguments: v4Vectors + [SignedURLVectors.v2Download])
   func googleSignedURLsVerify(_ vector: Vector) throws {
     let verifier = SignedURLVerifier(keys: try Self.keys())
-    #expect(Self.failure { () throws(SignedURLError) in try verifier.verify(Self.request(vector), now: vector.now) } == nil)
+    #expect(
+      Self.failure { () throws(SignedURLError) in try verifier.verify(Self.request(vector), now: vector.now) } == nil)
   }
 
   @Test(arguments: v4Vectors)
@@ -138,7 +139,9 @@ import _CryptoExtras
     let tampered = String(vector.url.dropLast(4)) + "abcd"
     let verifier = SignedURLVerifier()
     #expect(
-      Self.failure { () throws(SignedURLError) in try verifier.verify(Self.request(vector, url: tampered), now: vector.now) }
+      Self.failure { () throws(SignedURLError) in
+        try verifier.verify(Self.request(vector, url: tampered), now: vector.now)
+      }
         == nil)
   }
 
@@ -219,8 +222,10 @@ import _CryptoExtras
     #expect(error?.code == "SignatureDoesNotMatch")
   }
 
-  @Test(arguments: ["", "not a key", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", "{\"private_key\": 5}",
-    "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----"])
+  @Test(arguments: [
+    "", "not a key", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", "{\"private_key\": 5}",
+    "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----",
+  ])
   func malformedKeyIsAnErrorNamingItsSource(_ text: String) {
     var keys = SigningKeys()
     #expect(throws: SigningKeyError.self) { try keys.addRSA(text, source: "bad.pem") }

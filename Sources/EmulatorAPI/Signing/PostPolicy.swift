@@ -81,7 +81,8 @@ struct PostPolicyForm {
   /// Conditions see the `key` field as sent (`${filename}` unreplaced), as the client signed it.
   func check(policy: JSONValue, bucket: String, now: Int64) throws(SignedURLError) {
     guard case .object = policy, let expiration = policy["expiration"]?.stringValue else {
-      throw SignedURLError(400, "InvalidPolicyDocument", "The policy document is not valid.", details: "It needs an expiration.")
+      throw SignedURLError(
+        400, "InvalidPolicyDocument", "The policy document is not valid.", details: "It needs an expiration.")
     }
     guard let expiresMs = Timestamp.parse(expiration) else {
       throw SignedURLError(
@@ -102,17 +103,22 @@ struct PostPolicyForm {
     }
     func failed(_ condition: String) -> SignedURLError {
       SignedURLError(
-        403, "AccessDenied", "Access denied.", details: "Invalid according to Policy: Policy Condition failed: \(condition)")
+        403, "AccessDenied", "Access denied.",
+        details: "Invalid according to Policy: Policy Condition failed: \(condition)")
     }
     let unknown = SignedURLError(
       400, "InvalidPolicyDocument", "The policy document is not valid.",
-      details: "Unknown condition; use {\"field\": \"value\"}, [\"eq\"|\"starts-with\", \"$field\", \"value\"] or [\"content-length-range\", min, max].")
+      details:
+        "Unknown condition; use {\"field\": \"value\"}, [\"eq\"|\"starts-with\", \"$field\", \"value\"] or [\"content-length-range\", min, max]."
+    )
     for condition in conditions {
       switch condition {
       case .object(let members) where members.count == 1:
         let name = members[0].0.lowercased()
         guard let expected = members[0].1.stringValue else {
-          throw SignedURLError(400, "InvalidPolicyDocument", "The policy document is not valid.", details: "{\"\(name)\": …} needs a string.")
+          throw SignedURLError(
+            400, "InvalidPolicyDocument", "The policy document is not valid.",
+            details: "{\"\(name)\": …} needs a string.")
         }
         referenced.insert(name)
         if value(of: name) != expected { throw failed("{\"\(name)\": \"\(expected)\"}") }
@@ -120,16 +126,20 @@ struct PostPolicyForm {
         guard let operation = items[0].stringValue?.lowercased() else { throw unknown }
         if operation == "content-length-range" {
           guard let low = Self.integer(items[1]), let high = Self.integer(items[2]) else {
-            throw SignedURLError(400, "InvalidPolicyDocument", "The policy document is not valid.", details: "content-length-range needs two integers.")
+            throw SignedURLError(
+              400, "InvalidPolicyDocument", "The policy document is not valid.",
+              details: "content-length-range needs two integers.")
           }
           if file.count > high {
             throw SignedURLError(
-              400, "EntityTooLarge", "Your proposed upload is larger than the maximum object size specified in your Policy Document.",
+              400, "EntityTooLarge",
+              "Your proposed upload is larger than the maximum object size specified in your Policy Document.",
               details: "Content-length exceeds upper bound on range (\(file.count) > \(high)).")
           }
           if file.count < low {
             throw SignedURLError(
-              400, "EntityTooSmall", "Your proposed upload is smaller than the minimum object size specified in your Policy Document.",
+              400, "EntityTooSmall",
+              "Your proposed upload is smaller than the minimum object size specified in your Policy Document.",
               details: "Content-length is smaller than lower bound on range (\(file.count) < \(low)).")
           }
           continue
@@ -147,11 +157,15 @@ struct PostPolicyForm {
       }
     }
     let exempt: Set<String> = ["x-goog-signature", "policy", "file", "bucket"]
-    let unreferenced = fields.keys.filter { !exempt.contains($0) && !$0.hasPrefix("x-ignore-") && !referenced.contains($0) }
+    let unreferenced = fields.keys.filter {
+      !exempt.contains($0) && !$0.hasPrefix("x-ignore-") && !referenced.contains($0)
+    }
     if !unreferenced.isEmpty {
       throw SignedURLError(
         403, "AccessDenied", "Access denied.",
-        details: "Invalid according to Policy: Policy did not reference these fields: \(unreferenced.sorted().joined(separator: ", "))")
+        details:
+          "Invalid according to Policy: Policy did not reference these fields: \(unreferenced.sorted().joined(separator: ", "))"
+      )
     }
   }
 

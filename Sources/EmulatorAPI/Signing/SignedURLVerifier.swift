@@ -180,7 +180,9 @@ public struct SignedURLVerifier: Sendable {
       .joined(separator: "&")
     var headerLines = ""
     for name in signedHeaders {
-      let values = headers.values(name).map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
+      let values = headers.values(name).map {
+        $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+      }
       headerLines += name + ":" + values.joined(separator: ",") + "\n"
     }
     let payload =
@@ -215,7 +217,9 @@ public struct SignedURLVerifier: Sendable {
       let stringToSign = Self.stringToSignV2(
         method: request.method, expires: expiresText, headers: request.headers, resource: resource)
       if try checkRSA(id: accessID, message: Array(stringToSign.utf8), signature: Array(signature)) { return }
-      if failure == nil { failure = .mismatch("No configured key verifies this signature.", stringToSign: stringToSign) }
+      if failure == nil {
+        failure = .mismatch("No configured key verifies this signature.", stringToSign: stringToSign)
+      }
     }
     throw failure ?? .mismatch("No configured key verifies this signature.")
   }
@@ -228,7 +232,8 @@ public struct SignedURLVerifier: Sendable {
       let lower = name.lowercased()
       guard lower.hasPrefix("x-goog-"), lower != "x-goog-encryption-key", lower != "x-goog-encryption-key-sha256"
       else { continue }
-      extension_[lower, default: []].append(value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " "))
+      extension_[lower, default: []].append(
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " "))
     }
     let lines = extension_.keys.sorted().map { "\($0):\(extension_[$0]!.joined(separator: ","))" }
     return ([method, headers["content-md5"] ?? "", headers["content-type"] ?? "", expires] + lines + [resource])

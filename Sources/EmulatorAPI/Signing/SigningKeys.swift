@@ -41,7 +41,8 @@ public struct SigningKeys: Sendable {
       return
     }
     if trimmed.contains("-----BEGIN CERTIFICATE-----") {
-      guard let der = Self.pemBody(trimmed, label: "CERTIFICATE"), let spki = DER.subjectPublicKeyInfo(ofCertificate: der)
+      guard let der = Self.pemBody(trimmed, label: "CERTIFICATE"),
+        let spki = DER.subjectPublicKeyInfo(ofCertificate: der)
       else {
         throw SigningKeyError("\(source): the certificate could not be read (expected PEM X.509).")
       }
