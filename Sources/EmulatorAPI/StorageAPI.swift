@@ -32,15 +32,7 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
-    let method = head.method
-    guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
-    let path = head.rawPath
-    if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
-      || head.rawQuery.utf8Range(of: "uploadType=") != nil
-    {
-      return limits.maxUploadBytes
-    }
-    return limits.maxMetadataBytes
+    BodyLimits.limit(for: head, limits)
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
@@ -252,7 +244,7 @@ public final class StorageAPI: HTTPHandler {
   // MARK: Buckets
 
   private func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let body = try RequestOptions.jsonObject(context.request.body)
+    let body = try RequestOptions.jsonObject(context.request.bodyBytes())
     guard let name = body["name"]?.stringValue ?? context.query["name"] else {
       throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
     }
@@ -291,7 +283,7 @@ public final class StorageAPI: HTTPHandler {
     let conditions: Preconditions
     do throws(APIError) {
       try Self.validate(name)
-      let body = try RequestOptions.jsonObject(context.request.body)
+      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       let options = MetadataPatch.Options(
         replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)

@@ -416,6 +416,7 @@ public final class ObjectStore: Sendable {
       object.componentCount = componentCount
       prepare(&object)
       upload.patch.apply(to: &object)
+      try object.checkCustomMetadataSize()
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
@@ -607,6 +608,7 @@ public final class ObjectStore: Sendable {
       if needed(current) {
         var object = current
         change(&object)
+        try object.checkCustomMetadataSize()
         object.metageneration += 1
         object.updated = max(Timestamp.nowMilliseconds(), current.updated)
         ticket = WriteStripe.Ticket(object: object, completion: completion)
