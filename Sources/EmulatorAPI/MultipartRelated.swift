@@ -95,6 +95,12 @@ struct MultipartRelated {
       }
       var end = next - 1  // the LF before the delimiter
       if end > position && body[end - 1] == 13 { end -= 1 }
+      if parts.isEmpty && end - position > limits.maxFirstPartBytes {
+        // Found in the window, but closed by a bare LF: one byte longer than allowed.
+        throw APIError(
+          413, .uploadTooLarge,
+          "Metadata part is too large: the multipart metadata part may be at most \(limits.maxFirstPartBytes) bytes.")
+      }
       parts.append(Part(headers: headers, range: position..<max(position, end)))
       position = next
     }

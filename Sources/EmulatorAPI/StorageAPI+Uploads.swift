@@ -389,8 +389,8 @@ extension StorageAPI {
       let offset: Int64
       do throws(APIError) {
         offset = try RequestOptions.byteCount(offsetText, header: "X-Goog-Upload-Offset", limit: limits.maxUploadBytes)
-        // offset + body: both at most the limit (and the body was bounded by it), so no overflow.
-        guard offset + Int64(context.request.bodyCount) <= Int64(limits.maxUploadBytes) else {
+        let (end, overflow) = offset.addingReportingOverflow(Int64(context.request.bodyCount))
+        guard !overflow && end <= Int64(limits.maxUploadBytes) else {
           throw APIError(413, .uploadTooLarge, "The upload would grow past the \(limits.maxUploadBytes)-byte limit.")
         }
       } catch {

@@ -416,11 +416,11 @@ public final class ObjectStore: Sendable {
       object.componentCount = componentCount
       prepare(&object)
       upload.patch.apply(to: &object)
-      try object.checkCustomMetadataSize()
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
+      try object.checkCustomMetadataSize()
       try backend.commit(object, data: staged, previous: previous)
       try publish(object)
       return object

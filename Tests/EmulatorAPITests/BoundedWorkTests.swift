@@ -204,3 +204,23 @@ import Testing
     #expect(emptyPieces >= 1)
   }
 }
+
+/// Download tokens are custom metadata in production, so they share the 8 KiB: `create_token`
+/// cannot grow an object's record without bound.
+@Suite struct DownloadTokenFloodTests {
+  @Test func createTokenFloodStopsAtTheCustomMetadataLimit() throws {
+    let h = try APIHarness()
+    h.call("POST", "/v0/b/bkt/o?name=t", "x")
+    var created = 1
+    var last = 200
+    while last == 200 && created < 1000 {
+      last = h.call("POST", "/v0/b/bkt/o/t?create_token=true", headers: [("authorization", "Bearer owner")]).status
+      if last == 200 { created += 1 }
+    }
+    #expect(last == 400)
+    // 36-byte tokens, comma-separated, under the 29-byte key: 221 fit in 8 KiB.
+    #expect(created == (8192 - 29 + 1) / 37)
+    let tokens = h.call("GET", "/v0/b/bkt/o/t").string("downloadTokens") ?? ""
+    #expect(tokens.split(separator: ",").count == created)
+  }
+}
