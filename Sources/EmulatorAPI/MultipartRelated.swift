@@ -39,6 +39,16 @@ struct MultipartRelated {
 
   /// Splits `body`; each part's body is a range of `body` (nothing is copied).
   static func parse(_ body: [UInt8], boundary: String, limits: Limits = Limits()) throws(APIError) -> [Part] {
+    let result = body.withUnsafeBufferPointer { buffer in
+      Result { () throws(APIError) in try parse(buffer, boundary: boundary, limits: limits) }
+    }
+    return try result.get()
+  }
+
+  /// `parse` on bytes anywhere in memory (a spooled upload is mapped, not read onto the heap).
+  static func parse(
+    _ body: UnsafeBufferPointer<UInt8>, boundary: String, limits: Limits = Limits()
+  ) throws(APIError) -> [Part] {
     guard boundary.utf8.count <= Limits.maxBoundaryBytes else {
       throw APIError(
         400, .invalid, "The multipart boundary is longer than \(Limits.maxBoundaryBytes) characters (RFC 2046).")
@@ -106,7 +116,7 @@ struct MultipartRelated {
     }
   }
 
-  private static func skipLineBreak(_ body: [UInt8], _ position: Int) throws(APIError) -> Int {
+  private static func skipLineBreak(_ body: UnsafeBufferPointer<UInt8>, _ position: Int) throws(APIError) -> Int {
     if position < body.count && body[position] == 13 && position + 1 < body.count && body[position + 1] == 10 {
       return position + 2
     }
@@ -117,7 +127,9 @@ struct MultipartRelated {
   /// Finds `needle` at the start of the body or right after a LF, starting in the `within`
   /// bytes from `start`. Linear: a comparison stops at the first differing byte, at the latest
   /// at the next LF (a boundary holds none), where the next candidate starts.
-  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int, within: Int) -> Int? {
+  private static func find(
+    _ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from start: Int, within: Int
+  ) -> Int? {
     guard haystack.count >= needle.count else { return nil }
     var index = start
     let first = needle[0]

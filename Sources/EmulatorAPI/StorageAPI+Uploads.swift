@@ -62,14 +62,8 @@ extension StorageAPI {
     else {
       throw APIError(400, .invalid, "A multipart upload needs Content-Type: multipart/related; boundary=….")
     }
-    var body = context.request.bodyBytes()
-    var multipartLimits = MultipartRelated.Limits()
-    multipartLimits.maxFirstPartBytes = limits.maxMetadataBytes
-    let parts = try MultipartRelated.parse(body, boundary: boundary, limits: multipartLimits)
-    guard parts.count >= 2 else {
-      throw APIError(400, .invalid, "A multipart upload needs two parts (metadata, then data); got \(parts.count).")
-    }
-    let document = try RequestOptions.jsonObject(Array(body[parts[0].range]))
+    let body = try MultipartBody(context.request, boundary: boundary, metadataLimit: limits.maxMetadataBytes)
+    let document = try RequestOptions.jsonObject(body.metadata)
     guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
       throw APIError(400, .required, "Object name is required: give it in the metadata part or as ?name=….")
     }
@@ -78,21 +72,18 @@ extension StorageAPI {
       try MetadataPatch(json: document, options: patchOptions(context))
     }
     if patch.fields[.contentType] == nil {
-      let type = parts[1].headers["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
+      let type = body.dataHeaders["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
       if !type.isEmpty { patch.fields[.contentType] = .set(type) }
     }
     let hashes = try Self.expectedHashes(document: document, header: nil)
-    // The data part, cut out of the body in place (no second copy of the upload).
-    let data = parts[1].range
-    body.removeSubrange(data.upperBound...)
-    body.removeSubrange(..<data.lowerBound)
-    return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: .bytes(body), hashes: hashes)
+    return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: body.data, hashes: hashes)
   }
 
   /// Stores an upload: query `contentEncoding`, Firebase defaults (token, inline disposition),
   /// preconditions from the query; answers the resource in the surface's flavour.
   private func commitUpload(
-    _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch, source: ObjectStore.DataSource,
+    _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch,
+    source: @autoclosure () -> ObjectStore.DataSource,
     hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
   ) throws(APIError) -> HTTPResponse {
     var patch = patch
@@ -106,8 +97,10 @@ extension StorageAPI {
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
+    // Taken only now: a spooled file handed over earlier would be left behind by an error above.
+    let data = source()
     let object = try storage { () throws(StorageError) in
-      try store.insert(bucket: bucket, name: name, source: source, upload: upload, conditions: conditions)
+      try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     }
     return context.object(object)
   }
