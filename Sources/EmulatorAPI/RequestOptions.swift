@@ -3,6 +3,9 @@ import EmulatorStorage
 
 /// Reading the query parameters and headers that every surface shares.
 enum RequestOptions {
+  /// The most items one list page holds; a larger `maxResults` is capped to it (as GCS does).
+  static let maxResultsCap = 1000
+
   static func int64(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
     guard let text = query[name] else { return nil }
     switch DecimalInteger.parse(text, allowNegative: true) {
@@ -46,7 +49,7 @@ enum RequestOptions {
       guard let value = DecimalInteger.value(text, in: 1...Int64.max) else {
         throw APIError(400, .invalid, "Invalid value for 'maxResults': '\(text)' is not a positive integer.")
       }
-      list.maxResults = Int(min(value, 1000))
+      list.maxResults = Int(min(value, Int64(maxResultsCap)))
     }
     list.pageToken = query["pageToken"]
     list.startOffset = query["startOffset"].flatMap { $0.isEmpty ? nil : $0 }

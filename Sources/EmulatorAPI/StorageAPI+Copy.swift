@@ -3,6 +3,9 @@ import EmulatorStorage
 
 /// Copy, rewrite and compose (GCS JSON API).
 extension StorageAPI {
+  /// GCS composes 1 to 32 source objects per request.
+  static let maxComposeSources = 32
+
   func objectAction(_ context: RequestContext, bucket: String, action: ObjectAction) throws(APIError) -> HTTPResponse {
     let query = context.query
     let conditions = try RequestOptions.preconditions(query, context.request.headers, read: false)
@@ -42,7 +45,7 @@ extension StorageAPI {
         throw APIError(400, .required, "sourceObjects is required: a list of {\"name\": …}.")
       }
       var sources: [ObjectStore.ComposeSource] = []
-      guard list.count <= 32 else {
+      guard list.count <= Self.maxComposeSources else {
         throw APIError(400, .invalid, "A compose request needs 1 to 32 source objects, got \(list.count).")
       }
       for entry in list {
