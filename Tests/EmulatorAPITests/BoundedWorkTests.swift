@@ -62,6 +62,27 @@ import Testing
     #expect(h.call("GET", "/storage/v1/b/bkt/o/o").status == 404)
   }
 
+  /// Found by the multipart fuzz target: a first part closed by a bare LF was allowed one byte
+  /// more than its limit.
+  @Test func multipartMetadataPartOneByteOverTheLimitClosedByABareLFIs413() throws {
+    var limits = MultipartRelated.Limits()
+    limits.maxFirstPartBytes = 10
+    for (length, separator) in [(10, "\n"), (10, "\r\n"), (11, "\n"), (11, "\r\n")] {
+      let body = Array(("--b\n\n" + String(repeating: "m", count: length) + separator + "--b\n\nx\n--b--").utf8)
+      if length <= 10 {
+        let parts = try MultipartRelated.parse(body, boundary: "b", limits: limits)
+        #expect(parts[0].range.count == length)
+      } else {
+        #expect(throws: APIError.self) { try MultipartRelated.parse(body, boundary: "b", limits: limits) }
+        do {
+          _ = try MultipartRelated.parse(body, boundary: "b", limits: limits)
+        } catch {
+          #expect(error.status == 413)
+        }
+      }
+    }
+  }
+
   @Test func multipartMetadataPartWithoutItsDelimiterIsNotSearchedToTheEnd() {
     // A first part that never ends, in a body far larger than the metadata limit.
     let body = "--b\r\n\r\n{" + String(repeating: " ", count: 5000)
