@@ -31,7 +31,9 @@ enum BodyLimits {
       if query["create_token"] != nil || query["delete_token"] != nil { return false }
       // The X-Goog-Upload `start` request's body is the metadata document.
       let commands = (head.headers["x-goog-upload-command"] ?? "").lowercased()
-      if commands.split(separator: ",").contains(where: { String($0).trimmingASCIIWhitespace() == "start" }) { return false }
+      if commands.split(separator: ",").contains(where: { String($0).trimmingASCIIWhitespace() == "start" }) {
+        return false
+      }
       return true
     }
     // The start of a GCS resumable upload carries the metadata document.

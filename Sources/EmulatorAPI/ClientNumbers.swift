@@ -46,7 +46,8 @@ extension RequestOptions {
         throw APIError(400, .invalid, "Invalid value for '\(field)': '\(text)' is not an integer.")
       }
     default:
-      throw APIError(400, .invalid, "Invalid value for '\(field)': a generation must be a number or a string of digits.")
+      throw APIError(
+        400, .invalid, "Invalid value for '\(field)': a generation must be a number or a string of digits.")
     }
   }
 }

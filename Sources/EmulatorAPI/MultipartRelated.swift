@@ -81,7 +81,8 @@ struct MultipartRelated {
         let lineLimit = min(body.count, headersStart + limits.maxPartHeaderBytes)
         while end < lineLimit && body[end] != 10 { end += 1 }
         guard end < lineLimit || end == body.count else {
-          throw APIError(400, .invalid, "A multipart part's headers are longer than \(limits.maxPartHeaderBytes) bytes.")
+          throw APIError(
+            400, .invalid, "A multipart part's headers are longer than \(limits.maxPartHeaderBytes) bytes.")
         }
         var line = body[position..<end]
         if line.last == 13 { line = line.dropLast() }

@@ -204,7 +204,8 @@ extension StorageAPI {
       total = range.total
       if let total, total > Int64(limits.maxUploadBytes) {
         throw APIError(
-          413, .uploadTooLarge, "Content-Range '\(header)' announces more than the \(limits.maxUploadBytes)-byte upload limit.")
+          413, .uploadTooLarge,
+          "Content-Range '\(header)' announces more than the \(limits.maxUploadBytes)-byte upload limit.")
       }
       if let bytes = range.bytes {
         // Both bounds are in [0, Int64.max) (ContentRange guarantees it): no overflow here.
@@ -215,7 +216,8 @@ extension StorageAPI {
         }
         guard bytes.upperBound <= Int64(limits.maxUploadBytes) else {
           throw APIError(
-            413, .uploadTooLarge, "Content-Range '\(header)' reaches past the \(limits.maxUploadBytes)-byte upload limit.")
+            413, .uploadTooLarge,
+            "Content-Range '\(header)' reaches past the \(limits.maxUploadBytes)-byte upload limit.")
         }
         if bytes.lowerBound > current.received {
           throw APIError(

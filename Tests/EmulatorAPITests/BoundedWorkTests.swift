@@ -144,7 +144,9 @@ import Testing
     // UTF-8 bytes count, not characters: 3000 "é" are 6000 bytes.
     let accents = #"{"metadata":{"c":""# + String(repeating: "é", count: 3000) + #""}}"#
     #expect(h.call("PATCH", "/storage/v1/b/bkt/o/m", accents).status == 200)
-    #expect(h.call("PATCH", "/storage/v1/b/bkt/o/m", #"{"metadata":{"d":""# + String(repeating: "é", count: 1200) + #""}}"#).status == 400)
+    #expect(
+      h.call("PATCH", "/storage/v1/b/bkt/o/m", #"{"metadata":{"d":""# + String(repeating: "é", count: 1200) + #""}}"#)
+        .status == 400)
   }
 
   @Test func uploadsWithTooMuchCustomMetadataStoreNothing() {

@@ -22,7 +22,8 @@ import Testing
   @Test func contentRangeEndingAtInt64MaxIsA400NotACrash() {
     let url = session()
     for header in [
-      "bytes 0-9223372036854775807/*", "bytes 1-9223372036854775807/*", "bytes 9223372036854775807-9223372036854775807/*",
+      "bytes 0-9223372036854775807/*", "bytes 1-9223372036854775807/*",
+      "bytes 9223372036854775807-9223372036854775807/*",
       "bytes 0-99999999999999999999/*", "bytes 0-0/99999999999999999999", "bytes */99999999999999999999",
       "bytes 0-9223372036854775806/*",
     ] {
@@ -36,7 +37,9 @@ import Testing
 
   @Test func contentRangeWithSignsOrJunkIsA400() {
     let url = session()
-    for header in ["bytes -1-0/1", "bytes +0-0/1", "bytes 0-+0/1", "bytes 0--1/1", "bytes 0-0/-1", "bytes 0 - 0/1", "bytes 0-0/1x"] {
+    for header in [
+      "bytes -1-0/1", "bytes +0-0/1", "bytes 0-+0/1", "bytes 0--1/1", "bytes 0-0/-1", "bytes 0 - 0/1", "bytes 0-0/1x",
+    ] {
       #expect(h.call("PUT", url, "x", headers: [("content-range", header)]).status == 400, "\(header)")
     }
   }
