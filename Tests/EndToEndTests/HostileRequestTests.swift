@@ -42,6 +42,8 @@ import Testing
     let text = String(decoding: reply.bytes, as: UTF8.self)
     #expect(text.hasPrefix("HTTP/1.1 413"))
     #expect(text.contains("larger than 4096 bytes"))
+    // In the GCS error shape, with its reason.
+    #expect(text.contains("\"reason\":\"uploadTooLarge\""))
   }
 
   @Test func chunkedComposeBodyIsCutOffAsSoonAsItPassesTheLimit() throws {
