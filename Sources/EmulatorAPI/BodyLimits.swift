@@ -16,7 +16,9 @@ enum BodyLimits {
     guard method == "POST" || method == "PUT" else { return false }
     let path = head.rawPath.utf8
     let firebase = path.starts(with: "/v0/".utf8)
-    guard firebase || path.starts(with: "/upload/".utf8) || head.rawQuery.utf8Range(of: "uploadType=") != nil else {
+    // `/resumable/upload/…` is where apitools (gcloud) starts resumable uploads.
+    let uploadPath = path.starts(with: "/upload/".utf8) || path.starts(with: "/resumable/".utf8)
+    guard firebase || uploadPath || head.rawQuery.utf8Range(of: "uploadType=") != nil else {
       return false
     }
     // An unparsable query is refused later with a 400; the smaller limit is the safe one.

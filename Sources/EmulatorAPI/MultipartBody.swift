@@ -11,7 +11,9 @@ import EmulatorStorage
 /// place. The metadata part is bounded by `maxMetadataBytes` either way.
 struct MultipartBody {
   var metadata: [UInt8]
-  var dataHeaders: [String: String]
+  /// Every part's headers (names lower-cased), in order.
+  var partHeaders: [[String: String]]
+  var dataHeaders: [String: String] { partHeaders[1] }
   private var bytes: [UInt8] = []
   private var file: DataFile?
 
@@ -40,7 +42,7 @@ struct MultipartBody {
       var body = request.body
       let parts = try Self.twoParts(try MultipartRelated.parse(body, boundary: boundary, limits: limits))
       metadata = Array(body[parts[0].range])
-      dataHeaders = parts[1].headers
+      partHeaders = parts.map(\.headers)
       let range = parts[1].range
       body.removeSubrange(range.upperBound...)
       body.removeSubrange(..<range.lowerBound)
@@ -56,7 +58,7 @@ struct MultipartBody {
     let body = UnsafeBufferPointer(start: mapped.assumingMemoryBound(to: UInt8.self), count: spooled.size)
     let parts = try Self.twoParts(try MultipartRelated.parse(body, boundary: boundary, limits: limits))
     metadata = Array(body[parts[0].range])
-    dataHeaders = parts[1].headers
+    partHeaders = parts.map(\.headers)
     let path = spooled.path + ".data"
     try Self.write(UnsafeBufferPointer(rebasing: body[parts[1].range]), to: path)
     self.file = DataFile(path)

@@ -49,7 +49,9 @@ extension StorageAPI {
     }
     try Self.validate(name)
     var patch = MetadataPatch()
-    if let type = context.request.headers["content-type"], !type.isEmpty { patch.fields[.contentType] = .set(type) }
+    if let type = try Self.contentTypeHeader(context.request.headers, "content-type") {
+      patch.fields[.contentType] = .set(type)
+    }
     return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: Self.source(context.request))
   }
 
@@ -58,11 +60,14 @@ extension StorageAPI {
     -> HTTPResponse
   {
     let contentType = context.request.headers["content-type"] ?? ""
-    guard contentType.lowercased().hasPrefix("multipart/"), let boundary = MultipartRelated.boundary(from: contentType)
-    else {
-      throw APIError(400, .invalid, "A multipart upload needs Content-Type: multipart/related; boundary=….")
-    }
+    let boundary = try MultipartRelated.boundary(from: contentType)
     let body = try MultipartBody(context.request, boundary: boundary, metadataLimit: limits.maxMetadataBytes)
+    for (number, headers) in body.partHeaders.enumerated() {
+      if let type = headers["content-type"] { try Self.checkParameters(type, "Content-Type of part \(number + 1)") }
+      if let disposition = headers["content-disposition"] {
+        try Self.checkParameters(disposition, "Content-Disposition of part \(number + 1)")
+      }
+    }
     let document = try RequestOptions.jsonObject(body.metadata)
     guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
       throw APIError(400, .required, "Object name is required: give it in the metadata part or as ?name=….")
@@ -157,7 +162,7 @@ extension StorageAPI {
     if let text = headers["x-upload-content-length"], !text.isEmpty {
       expected = try RequestOptions.byteCount(text, header: "X-Upload-Content-Length", limit: limits.maxUploadBytes)
     }
-    let type = headers["x-upload-content-type"].flatMap { $0.isEmpty ? nil : $0 }
+    let type = try Self.contentTypeHeader(headers, "x-upload-content-type")
     var encodingDocument = document
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty, case .object(var members) = document {
       members.append(("contentEncoding", .string(encoding)))
@@ -324,8 +329,8 @@ extension StorageAPI {
       expected = try RequestOptions.byteCount(
         lengthText, header: "X-Goog-Upload-Content-Length", limit: limits.maxUploadBytes)
     }
-    let type = (headers["x-goog-upload-header-content-type"] ?? headers["x-goog-upload-content-type"])
-      .flatMap { $0.isEmpty ? nil : $0 }
+    var type = try Self.contentTypeHeader(headers, "x-goog-upload-header-content-type")
+    if type == nil { type = try Self.contentTypeHeader(headers, "x-goog-upload-content-type") }
     let session = try startSession(
       bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: expected,
       contentType: type, firebase: true)
@@ -424,23 +429,7 @@ extension StorageAPI {
 
   /// Renders a parsed JSON value back to text (session metadata is kept as JSON).
   static func write(_ value: JSONValue, into json: inout JSONWriter) {
-    switch value {
-    case .null: json.rawValue("null")
-    case .bool(let flag): json.rawValue(flag ? "true" : "false")
-    case .number(let text): json.rawValue(text)
-    case .string(let text): json.string(text)
-    case .array(let values):
-      json.beginArray()
-      for element in values { write(element, into: &json) }
-      json.endArray()
-    case .object(let members):
-      json.beginObject()
-      for (key, member) in members {
-        json.key(key)
-        write(member, into: &json)
-      }
-      json.endObject()
-    }
+    value.write(into: &json)
   }
 
   // MARK: Firebase download tokens

@@ -22,10 +22,12 @@ public final class ObjectStore: Sendable {
     public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
   }
 
-  private struct BucketIndex {
+  struct BucketIndex {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
+    /// Noncurrent generations (versioned buckets), oldest first per name.
+    var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
     mutating func put(_ object: ObjectMetadata) {
       let key = ObjectKey(object.name)
@@ -53,10 +55,13 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
-  private let backend: any StorageBackend
-  private let index = Locked<[String: BucketIndex]>([:])
+  let backend: any StorageBackend
+  let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
+  /// Tests: told the size of each chunk a listing copied out of the index, after the index
+  /// lock is released again.
+  let listChunkObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
   /// Writes in progress, and whether the store is closed to new ones.
   private let writes = Locked<(active: Int, closed: Bool)>((0, false))
 
@@ -75,8 +80,9 @@ public final class ObjectStore: Sendable {
       loaded = try backend.load(log: log)
       built = try Self.buildIndex(loaded)
     }
-    let buckets = built.buckets
-    let highest = built.highest
+    var buckets = built.buckets
+    let highest = max(built.highest, loaded.noncurrent.map(\.object.generation).max() ?? 0)
+    Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
     if loaded.wantsSnapshot {
@@ -148,7 +154,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  private func beginWrite() throws(StorageError) {
+  func beginWrite() throws(StorageError) {
     let open = writes.withLock { state -> Bool in
       guard !state.closed else { return false }
       state.active += 1
@@ -157,7 +163,7 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite(count: Int = 1) {
+  func endWrite(count: Int = 1) {
     writes.withLock { $0.active -= count }
   }
 
@@ -191,11 +197,15 @@ public final class ObjectStore: Sendable {
 
   // MARK: Buckets
 
-  public func createBucket(_ name: String) throws(StorageError) -> BucketInfo {
+  /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
+  /// checked and kept, see `BucketSettings`).
+  public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
     try beginWrite()
     defer { endWrite() }
     try Naming.validateBucketName(name)
-    let info = BucketInfo(name: name, timeCreated: Timestamp.nowMilliseconds())
+    let now = Timestamp.nowMilliseconds()
+    let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
+    let info = BucketInfo(name: name, timeCreated: now, settings: settings)
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
       do throws(StorageError) {
@@ -224,7 +234,7 @@ public final class ObjectStore: Sendable {
     defer { endWrite() }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
-      guard bucket.objects.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
       do throws(StorageError) {
         try backend.removeBucket(name)
       } catch {
@@ -248,7 +258,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Reading
 
-  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+  func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
     let found: ObjectMetadata?? = index.withLock { buckets in
       guard let index = buckets[bucket] else { return nil }
       return .some(index.objects[ObjectKey(name)])
@@ -258,7 +268,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// The error for a name that has no live object: a clear one when its record was damaged.
-  private func missing(_ bucket: String, _ name: String) -> StorageError {
+  func missing(_ bucket: String, _ name: String) -> StorageError {
     if backend.isDamaged(bucket: bucket, name: name) {
       return .io(
         "The metadata record of \(bucket)/\(name) is damaged (the start-up log names the file); the object cannot be read until it is overwritten or deleted."
@@ -271,7 +281,9 @@ public final class ObjectStore: Sendable {
   public func metadata(
     bucket: String, name: String, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    guard let object = try lookup(bucket, name) else { throw missing(bucket, name) }
+    guard let object = try addressed(bucket, name, generation: conditions.generation) else {
+      throw missing(bucket, name)
+    }
     try conditions.checkRead(object)
     return object
   }
@@ -401,7 +413,7 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try beginWrite()
     defer { endWrite() }
-    do {
+    do throws(StorageError) {
       try ensureBucket(bucket)
       let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
       let lock = stripe(key)
@@ -421,8 +433,14 @@ public final class ObjectStore: Sendable {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
       try object.checkCustomMetadataSize()
-      try backend.commit(object, data: staged, previous: previous)
-      try publish(object)
+      let archived = try archiveIfVersioned(previous)
+      do {
+        try backend.commit(object, data: staged, previous: previous)
+      } catch {
+        if let archived { try? backend.removeNoncurrent(archived.object) }
+        throw error
+      }
+      try publish(object, archived: archived)
       return object
     } catch {
       backend.discard(staged)
@@ -438,7 +456,8 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try Naming.validateObjectName(name)
     try Naming.validateBucketName(bucket)
-    guard let source = try lookup(sourceBucket, sourceName) else {
+    // `sourceGeneration` may name a noncurrent generation (how an old version is restored).
+    guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
       throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
     }
     try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
@@ -483,10 +502,7 @@ public final class ObjectStore: Sendable {
     }
     var objects: [ObjectMetadata] = []
     for source in sources {
-      guard let object = try lookup(bucket, source.name) else {
-        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
-      }
-      if let generation = source.generation, generation != object.generation {
+      guard let object = try addressed(bucket, source.name, generation: source.generation) else {
         throw StorageError.objectNotFound(bucket: bucket, name: source.name)
       }
       if let expected = source.ifGenerationMatch, expected != object.generation {
@@ -694,7 +710,11 @@ public final class ObjectStore: Sendable {
     lock.lock()
     defer { lock.unlock() }
     lock.waitForGroups(of: key)
-    guard let current = try lookup(bucket, name) else {
+    let live = try lookup(bucket, name)
+    if let generation = conditions.generation, live?.generation != generation {
+      return try deleteNoncurrent(bucket: bucket, name: name, generation: generation, conditions: conditions)
+    }
+    guard let current = live else {
       if backend.isDamaged(bucket: bucket, name: name) {
         try backend.removeDamaged(bucket: bucket, name: name)
         return
@@ -702,19 +722,32 @@ public final class ObjectStore: Sendable {
       throw StorageError.objectNotFound(bucket: bucket, name: name)
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)
-    try backend.remove(current)
-    index.withLock { $0[bucket]?.remove(name) }
+    // Without `generation=`, a versioned bucket keeps the live generation as noncurrent; with it,
+    // that generation is deleted for good (as GCS does).
+    let archived = conditions.generation == nil ? try archiveIfVersioned(current) : nil
+    do {
+      try backend.remove(current)
+    } catch {
+      if let archived { try? backend.removeNoncurrent(archived.object) }
+      throw error
+    }
+    index.withLock { buckets in
+      buckets[bucket]?.remove(name)
+      if let archived { buckets[bucket]?.noncurrent[ObjectKey(name), default: []].append(archived) }
+    }
   }
 
-  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+  private func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
+      if let archived { buckets[object.bucket]!.noncurrent[ObjectKey(object.name), default: []].append(archived) }
       return true
     }
     if !published {
       // The bucket was deleted while this write was in progress.
       try? backend.remove(object)
+      if let archived { try? backend.removeNoncurrent(archived.object) }
       throw StorageError.bucketNotFound(bucket: object.bucket)
     }
   }
@@ -736,153 +769,5 @@ public final class ObjectStore: Sendable {
 
   private func stripe(_ key: WriteStripe.Key) -> WriteStripe {
     stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
-  }
-
-  // MARK: Listing
-
-  /// Lists one page of a bucket in name order (UTF-8 byte order), from the sorted index: a page
-  /// costs O(log n + page size) plus the prefixes it skips.
-  public func list(bucket: String, query: ListQuery) throws(StorageError) -> ListPage {
-    let maxResults = min(max(query.maxResults, 1), 1000)
-    let prefix = Array((query.prefix ?? "").utf8)
-    let delimiter = Array((query.delimiter ?? "").utf8)
-    var resume: ListCursor?
-    if let token = query.pageToken, !token.isEmpty {
-      guard let cursor = ListCursor(token: token) else {
-        throw StorageError.invalid("pageToken '\(token)' is not a page token this emulator issued.")
-      }
-      resume = cursor
-    }
-    let glob = try query.matchGlob.map { glob throws(StorageError) in try Glob(glob) }
-    let result: ListPage? = index.withLock { buckets in
-      guard let bucketIndex = buckets[bucket] else { return nil }
-      let keys = bucketIndex.keys
-      var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
-      if let start = query.startOffset {
-        position = max(position, BucketIndex.lowerBound(keys, ObjectKey(start)))
-      }
-      if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
-      let end = query.endOffset.map { ObjectKey($0) }
-      var page = ListPage()
-      var count = 0
-      var last: ListCursor?
-      while position < keys.count {
-        let key = keys[position]
-        guard key.hasPrefix(prefix) else { break }
-        if let end, !(key < end) { break }
-        if !delimiter.isEmpty, let cut = Self.find(delimiter, in: key.bytes, from: prefix.count) {
-          let rolled = Array(key.bytes[0..<(cut + delimiter.count)])
-          if count == maxResults {
-            page.nextPageToken = last?.token
-            break
-          }
-          page.prefixes.append(String(decoding: rolled, as: UTF8.self))
-          count += 1
-          if query.includeTrailingDelimiter && key.bytes == rolled, let object = bucketIndex.objects[key] {
-            page.items.append(object)
-          }
-          last = .afterPrefix(rolled)
-          position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
-          continue
-        }
-        if let glob, !glob.matches(key.bytes) {
-          position += 1
-          continue
-        }
-        if count == maxResults {
-          page.nextPageToken = last?.token
-          break
-        }
-        if let object = bucketIndex.objects[key] { page.items.append(object) }
-        count += 1
-        last = .afterKey(key.bytes)
-        position += 1
-      }
-      return page
-    }
-    guard let result else { throw StorageError.bucketNotFound(bucket: bucket) }
-    return result
-  }
-
-  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-    guard needle.count > 0, haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
-    var index = start
-    while index <= haystack.count - needle.count {
-      if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) {
-        return index
-      }
-      index += 1
-    }
-    return nil
-  }
-}
-
-/// List parameters (GCS objects.list).
-public struct ListQuery: Sendable {
-  public var prefix: String?
-  public var delimiter: String?
-  /// Items plus prefixes on one page, 1…1000.
-  public var maxResults = 1000
-  public var pageToken: String?
-  /// Inclusive.
-  public var startOffset: String?
-  /// Exclusive.
-  public var endOffset: String?
-  /// Objects whose name ends in the delimiter are listed as items too.
-  public var includeTrailingDelimiter = false
-  public var matchGlob: String?
-
-  public init() {}
-}
-
-public struct ListPage: Sendable {
-  public var items: [ObjectMetadata] = []
-  public var prefixes: [String] = []
-  public var nextPageToken: String?
-
-  public init() {}
-}
-
-/// Where a page ended. Encoded as an opaque, URL-safe token (base64url of a tag byte and the name).
-enum ListCursor {
-  case afterKey([UInt8])
-  case afterPrefix([UInt8])
-
-  init?(token: String) {
-    var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while text.count % 4 != 0 { text += "=" }
-    guard let data = Data(base64Encoded: text), let tag = data.first else { return nil }
-    let rest = Array(data.dropFirst())
-    switch tag {
-    case 1: self = .afterKey(rest)
-    case 2: self = .afterPrefix(rest)
-    default: return nil
-    }
-  }
-
-  var token: String {
-    let bytes: [UInt8]
-    switch self {
-    case .afterKey(let key): bytes = [1] + key
-    case .afterPrefix(let prefix): bytes = [2] + prefix
-    }
-    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-  }
-
-  /// The index of the first key after this cursor.
-  func position(in keys: [ObjectKey], lowerBound: ([ObjectKey], ObjectKey) -> Int) -> Int {
-    switch self {
-    case .afterKey(let key):
-      let index = lowerBound(keys, ObjectKey(bytes: key))
-      return index < keys.count && keys[index].bytes == key ? index + 1 : index
-    case .afterPrefix(let prefix):
-      // The smallest byte string greater than every string starting with `prefix`.
-      var successor = prefix
-      while let last = successor.last, last == 0xFF { successor.removeLast() }
-      guard !successor.isEmpty else { return keys.count }
-      successor[successor.count - 1] += 1
-      return lowerBound(keys, ObjectKey(bytes: successor))
-    }
   }
 }

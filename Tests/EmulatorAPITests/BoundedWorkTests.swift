@@ -26,6 +26,8 @@ import Testing
   @Test func resumableStartJSONGetsTheMetadataLimitNotTheUploadLimit() {
     #expect(limit("POST", "/upload/storage/v1/b/b/o?uploadType=resumable&name=x") == 100)
     #expect(limit("POST", "/storage/v1/b/b/o?uploadType=resumable") == 100)
+    #expect(limit("POST", "/resumable/upload/storage/v1/b/b/o?uploadType=resumable&name=x") == 100)
+    #expect(limit("PUT", "/resumable/upload/storage/v1/b/b/o?uploadType=resumable&upload_id=abc") == 10_000)
     #expect(
       limit("POST", "/v0/b/b/o?name=x&uploadType=resumable", ["x-goog-upload-command": "start"]) == 100)
     #expect(limit("POST", "/v0/b/b/o?name=x", ["x-goog-upload-command": "Start, upload"]) == 100)
