@@ -1,6 +1,7 @@
 import Dispatch
 import EmulatorStorage
 import Foundation
+import Logging
 
 #if canImport(Glibc)
   import Glibc
@@ -14,6 +15,7 @@ public enum CommandLineTool {
 
   static let usage = """
     Usage: storage-emulator [serve] [options]
+           storage-emulator health [--host HOST] [--port PORT]   (exit 0 when GET /internal/health is 200)
 
     A local emulator of Cloud Storage: the Firebase Storage /v0 API and the GCS JSON API.
 
@@ -25,14 +27,19 @@ public enum CommandLineTool {
       --fsync              sync to disk before acknowledging writes
       --strict-buckets     refuse uploads to buckets that were not created first
       --bucket NAME        create this bucket at start-up (repeatable)
+      --log-level LEVEL    trace, debug, info (default: one line per request), notice,
+                           warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
+      --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
-                           flags given on the command line override it
+                           the environment overrides it, flags override both
       --version            print the version
       -h, --help           print this help
     """
 
   /// Parses arguments (without the program name) into a configuration.
-  public static func parse(_ arguments: [String]) throws(ConfigurationError) -> EmulatorConfiguration? {
+  public static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(ConfigurationError) -> EmulatorConfiguration? {
     var args = arguments[...]
     if args.first == "serve" { args = args.dropFirst() }
     // The config file first, so that flags override it whatever their order.
@@ -44,6 +51,12 @@ public enum CommandLineTool {
         throw ConfigurationError("cannot read the config file '\(path)'")
       }
       try configuration.apply(configFile: text, name: path)
+    }
+    if let level = environment["STORAGE_EMULATOR_LOG_LEVEL"], !level.isEmpty {
+      configuration.logLevel = try Logger.Level.parse(level)
+    }
+    if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
+      configuration.logFormat = try LogFormat.parse(format)
     }
     var flagBuckets: [String] = []
     while let argument = args.first {
@@ -71,6 +84,8 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
+      case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
+      case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
@@ -80,6 +95,7 @@ public enum CommandLineTool {
 
   /// Runs the command; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    if arguments.first == "health" { exit(HealthCheck.run(Array(arguments.dropFirst()))) }
     let configuration: EmulatorConfiguration
     do {
       guard let parsed = try parse(arguments) else {
@@ -91,27 +107,32 @@ public enum CommandLineTool {
       FileHandle.standardError.write(Data("storage-emulator: \(error.message)\n".utf8))
       exit(2)
     }
-    let log: @Sendable (String) -> Void = { line in
-      FileHandle.standardError.write(Data("storage-emulator: \(line)\n".utf8))
+    let sink = LogSink.standardError()
+    let logger = Logger(label: "storage-emulator") { _ in
+      EmulatorLogHandler(level: configuration.logLevel, format: configuration.logFormat, sink: sink)
     }
+    let log: @Sendable (String) -> Void = { line in logger.notice("\(line)") }
     let emulator: Emulator
     let port: Int
     do {
-      emulator = try makeEmulator(configuration, log: log)
+      emulator = try makeEmulator(configuration, log: log, logger: logger)
       port = try emulator.start()
     } catch {
-      log("cannot start: \(error)")
+      logger.critical("cannot start: \(error)")
+      sink.flush()
       exit(1)
     }
+    sink.flush()
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
     say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
-    let sources = installSignalHandlers(emulator)
+    say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
+    let sources = installSignalHandlers(emulator, sink: sink)
     withExtendedLifetime(sources) { dispatchMain() }
   }
 
   /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
-  private static func installSignalHandlers(_ emulator: Emulator) -> [any DispatchSourceSignal] {
+  private static func installSignalHandlers(_ emulator: Emulator, sink: LogSink) -> [any DispatchSourceSignal] {
     let queue = DispatchQueue(label: "storage-emulator.signals")
     var sources: [any DispatchSourceSignal] = []
     for signalNumber in [SIGINT, SIGTERM] {
@@ -119,6 +140,7 @@ public enum CommandLineTool {
       let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
       source.setEventHandler {
         emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
+        sink.flush()
         say("storage-emulator stopped")
         exit(0)
       }
@@ -126,6 +148,16 @@ public enum CommandLineTool {
       sources.append(source)
     }
     return sources
+  }
+
+  /// What each client family needs to find the emulator, printed after the ready line.
+  static func clientEnvironment(host: String, port: Int) -> String {
+    """
+      export STORAGE_EMULATOR_HOST=http://\(host):\(port)    # google-cloud-storage, gcsfs, gcloud-aio, Go, Java, C++
+      export FIREBASE_STORAGE_EMULATOR_HOST=\(host):\(port)  # firebase-admin
+      Firebase app SDKs: connectStorageEmulator(storage, "\(host)", \(port)) / useEmulator(host, port)
+      health: http://\(host):\(port)/internal/health   info: http://\(host):\(port)/internal/info
+    """
   }
 
   /// One unbuffered line on standard output (scripts wait for the ready line).

@@ -2,6 +2,7 @@ import EmulatorAPI
 import EmulatorHTTP
 import EmulatorStorage
 import Foundation
+import Logging
 
 /// A wired emulator: store, API and HTTP server. Made by `makeEmulator`, used by `main` and by
 /// the tests alike.
@@ -10,12 +11,18 @@ public final class Emulator: Sendable {
   public let store: ObjectStore
   public let api: StorageAPI
   public let server: HTTPServer
+  /// Reset, info, export, import and seeding.
+  public let maintenance: Maintenance
 
-  init(configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer) {
+  init(
+    configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer,
+    maintenance: Maintenance
+  ) {
     self.configuration = configuration
     self.store = store
     self.api = api
     self.server = server
+    self.maintenance = maintenance
   }
 
   /// Starts listening; returns the bound port (useful with port 0).
@@ -42,9 +49,11 @@ public final class Emulator: Sendable {
 }
 
 /// Builds the emulator a configuration describes: opens (and recovers) the data folder or the
-/// in-memory store, creates the configured buckets, and wires the API into an HTTP server.
+/// in-memory store, creates the configured buckets, and wires the API into an HTTP server. With
+/// a `logger` whose level lets `info` through, every request is logged on one line.
 public func makeEmulator(
-  _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
+  _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
+  logger: Logger? = nil
 ) throws(StorageError) -> Emulator {
   let backend: any StorageBackend
   let scratch: URL
@@ -75,6 +84,9 @@ public func makeEmulator(
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
-  let server = HTTPServer(configuration: serverConfiguration, handler: api)
-  return Emulator(configuration: configuration, store: store, api: api, server: server)
+  let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
+  var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes())
+  if let logger, logger.logLevel <= .info { handler = RequestLog(handler, logger: logger) }
+  let server = HTTPServer(configuration: serverConfiguration, handler: handler)
+  return Emulator(configuration: configuration, store: store, api: api, server: server, maintenance: maintenance)
 }

@@ -1,6 +1,7 @@
 import EmulatorAPI
 import EmulatorHTTP
 import Foundation
+import Logging
 
 /// Everything that can be configured, from the config file (see `config/storage-emulator.toml`)
 /// and the command line; flags override the file.
@@ -18,6 +19,9 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var buckets: [String] = []
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
+  /// Lowest level logged; `info` includes one line per request.
+  public var logLevel: Logger.Level = .info
+  public var logFormat: LogFormat = .text
 
   public init() {}
 
@@ -76,6 +80,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
+    case "log_level": logLevel = try Logger.Level.parse(try value.string(key))
+    case "log_format": logFormat = try LogFormat.parse(try value.string(key))
     default: throw ConfigurationError("unknown key '\(key)'")
     }
   }

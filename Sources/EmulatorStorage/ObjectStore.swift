@@ -22,7 +22,7 @@ public final class ObjectStore: Sendable {
     public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
   }
 
-  private struct BucketIndex {
+  struct BucketIndex {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
@@ -53,10 +53,10 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
-  private let backend: any StorageBackend
-  private let index = Locked<[String: BucketIndex]>([:])
+  let backend: any StorageBackend
+  let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
-  private let lastGeneration = Atomic<Int64>(0)
+  let lastGeneration = Atomic<Int64>(0)
   /// Writes in progress, and whether the store is closed to new ones.
   private let writes = Locked<(active: Int, closed: Bool)>((0, false))
 
@@ -148,7 +148,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  private func beginWrite() throws(StorageError) {
+  func beginWrite() throws(StorageError) {
     let open = writes.withLock { state -> Bool in
       guard !state.closed else { return false }
       state.active += 1
@@ -157,7 +157,7 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite(count: Int = 1) {
+  func endWrite(count: Int = 1) {
     writes.withLock { $0.active -= count }
   }
 
@@ -236,7 +236,7 @@ public final class ObjectStore: Sendable {
     try result.get()
   }
 
-  private func ensureBucket(_ name: String) throws(StorageError) {
+  func ensureBucket(_ name: String) throws(StorageError) {
     if index.withLock({ $0[name] != nil }) { return }
     if options.strictBuckets { throw StorageError.bucketNotFound(bucket: name) }
     do {
@@ -248,7 +248,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Reading
 
-  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+  func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
     let found: ObjectMetadata?? = index.withLock { buckets in
       guard let index = buckets[bucket] else { return nil }
       return .some(index.objects[ObjectKey(name)])
@@ -704,7 +704,7 @@ public final class ObjectStore: Sendable {
     index.withLock { $0[bucket]?.remove(name) }
   }
 
-  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+  func publish(_ object: ObjectMetadata) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
@@ -718,7 +718,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// Microseconds since the epoch, strictly increasing across the store.
-  private func nextGeneration() -> Int64 {
+  func nextGeneration() -> Int64 {
     while true {
       let last = lastGeneration.load(ordering: .relaxed)
       let candidate = max(Timestamp.nowMicroseconds(), last + 1)
@@ -728,11 +728,11 @@ public final class ObjectStore: Sendable {
     }
   }
 
-  private func stripe(_ bucket: String, _ name: String) -> WriteStripe {
+  func stripe(_ bucket: String, _ name: String) -> WriteStripe {
     stripe(WriteStripe.Key(bucket: bucket, name: ObjectKey(name)))
   }
 
-  private func stripe(_ key: WriteStripe.Key) -> WriteStripe {
+  func stripe(_ key: WriteStripe.Key) -> WriteStripe {
     stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
   }
 

@@ -50,7 +50,7 @@ public struct UploadSession: Sendable, Equatable {
 /// expires them.
 public final class UploadSessions: Sendable {
   public let directory: String
-  private let sessions = Locked<[String: UploadSession]>([:])
+  let sessions = Locked<[String: UploadSession]>([:])
   private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
 
   public init(directory: URL, log: @Sendable (String) -> Void = { _ in }) throws(StorageError) {
@@ -85,14 +85,14 @@ public final class UploadSessions: Sendable {
     sessions.withLock { $0 = loaded }
   }
 
-  private func lock(_ id: String) -> NSLock {
+  func lock(_ id: String) -> NSLock {
     var hasher = Hasher()
     hasher.combine(id)
     return locks[Int(UInt(bitPattern: hasher.finalize()) % UInt(locks.count))]
   }
 
-  private func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
-  private func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
+  func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
+  func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
 
   /// Starts a session and returns it with its id.
   public func create(_ template: UploadSession) throws(StorageError) -> UploadSession {

@@ -1,0 +1,106 @@
+import EmulatorHTTP
+import EmulatorStorage
+
+/// One route outside the storage surfaces, such as `POST /internal/reset`: an exact method and
+/// path (the query is the handler's business).
+public struct ExtraRoute: Sendable {
+  public enum Handling: Sendable {
+    /// Answered on the connection's thread: must be quick and must not block (health checks).
+    case inline
+    /// Run on a blocking lane (file I/O, whole-store work).
+    case blocking
+  }
+
+  public var method: String
+  public var path: String
+  public var handling: Handling
+  public var handler: @Sendable (HTTPRequest) -> HTTPResponse
+
+  public init(
+    _ method: String, _ path: String, _ handling: Handling = .blocking,
+    handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+  ) {
+    self.method = method
+    self.path = path
+    self.handling = handling
+    self.handler = handler
+  }
+}
+
+/// The server's handler: the emulator's own routes (`/internal/...`, which other parts of the
+/// emulator add to with `ExtraRoute`s) first, then the storage surfaces (`StorageAPI`). Only
+/// paths under the extra routes' prefixes are looked up here, so storage requests pay one byte
+/// comparison.
+public final class FrontDoor: HTTPHandler {
+  public let api: StorageAPI
+  /// Route lists by exact path.
+  private let routes: [String: [ExtraRoute]]
+  /// First path segments (such as `/internal/`) that belong to the extra routes.
+  private let prefixes: [String]
+
+  public init(api: StorageAPI, routes: [ExtraRoute]) {
+    self.api = api
+    var byPath: [String: [ExtraRoute]] = [:]
+    var prefixes: [String] = []
+    for route in routes {
+      byPath[route.path, default: []].append(route)
+      let segment = route.path.utf8.dropFirst().firstIndex(of: UInt8(ascii: "/")).map {
+        String(route.path[...$0])
+      } ?? route.path
+      if !prefixes.contains(segment) { prefixes.append(segment) }
+    }
+    self.routes = byPath
+    self.prefixes = prefixes
+  }
+
+  /// The extra route for this request, a 404/405 for a path under an extra prefix that has none,
+  /// or nil for the storage API.
+  private func match(_ head: HTTPRequestHead) -> Result<ExtraRoute, ResponseFailure>? {
+    let path = head.rawPath
+    guard prefixes.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
+    guard let candidates = routes[String(path)] else {
+      return .failure(ResponseFailure(APIError(404, .notFound, "No route for \(head.method) \(path).").response(firebase: false)))
+    }
+    guard let route = candidates.first(where: { $0.method == head.method }) else {
+      let allow = candidates.map(\.method).joined(separator: ", ")
+      return .failure(ResponseFailure(StorageAPI.notAllowed(head.method, allow).response(firebase: false)))
+    }
+    return .success(route)
+  }
+
+  public func bodyLimit(for head: HTTPRequestHead) -> Int {
+    if match(head) != nil { return api.limits.maxMetadataBytes }
+    return api.bodyLimit(for: head)
+  }
+
+  public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
+    api.errorResponse(for: error)
+  }
+
+  public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    switch match(request.head) {
+    case nil: api.handle(request)
+    case .success(let route): route.handler(request)
+    case .failure(let failure): failure.response
+    }
+  }
+
+  public func start(_ request: HTTPRequest) -> HTTPHandling {
+    switch match(request.head) {
+    case nil: return api.start(request)
+    case .failure(let failure): return .respond(failure.response)
+    case .success(let route):
+      switch route.handling {
+      case .inline: return .respond(route.handler(request))
+      case .blocking: return .blocking { route.handler(request) }
+      }
+    }
+  }
+}
+
+extension HTTPResponse {
+  /// A 200 (or other) answer with a JSON body.
+  public static func json(_ body: [UInt8], status: Int = 200) -> HTTPResponse {
+    HTTPResponse(status: status, headers: ["content-type": "application/json; charset=UTF-8"], body: body)
+  }
+}
