@@ -73,10 +73,6 @@ public final class FrontDoor: HTTPHandler {
     return api.bodyLimit(for: head)
   }
 
-  public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-    api.errorResponse(for: error)
-  }
-
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     switch match(request.head) {
     case nil: api.handle(request)

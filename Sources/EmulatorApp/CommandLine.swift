@@ -27,7 +27,9 @@ public enum CommandLineTool {
       --fsync              sync to disk before acknowledging writes
       --strict-buckets     refuse uploads to buckets that were not created first
       --bucket NAME        create this bucket at start-up (repeatable)
-      --log-level LEVEL    trace, debug, info (default: one line per request), notice,
+      --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
+                           beside a file holds its metadata (idempotent)
+      --log-level LEVEL    trace, debug, info (one line per request), notice (default),
                            warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
       --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
@@ -84,6 +86,7 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
+      case "--seed": configuration.seedDirectory = try value()
       case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
       case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
@@ -127,6 +130,7 @@ public enum CommandLineTool {
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
     say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
     say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
+    if configuration.logLevel > .info { say("  request log: off (--log-level info writes one line per request)") }
     let sources = installSignalHandlers(emulator, sink: sink)
     withExtendedLifetime(sources) { dispatchMain() }
   }

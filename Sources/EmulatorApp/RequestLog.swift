@@ -18,13 +18,6 @@ final class RequestLog: HTTPHandler {
 
   func bodyLimit(for head: HTTPRequestHead) -> Int { inner.bodyLimit(for: head) }
 
-  func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-    logger.info(
-      "refused a malformed request",
-      metadata: ["status": .stringConvertible(error.status), "reason": .string(error.message)])
-    return inner.errorResponse(for: error)
-  }
-
   func handle(_ request: HTTPRequest) -> HTTPResponse {
     let started = DispatchTime.now().uptimeNanoseconds
     let response = inner.handle(request)
