@@ -80,6 +80,9 @@ public func makeEmulator(
       continue
     }
   }
+  if let seed = configuration.seedDirectory {
+    _ = try SeedLoader(store: store, spoolDirectory: spool.path, log: log).load(from: seed)
+  }
   let api = StorageAPI(store: store, sessions: sessions, limits: configuration.api)
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
