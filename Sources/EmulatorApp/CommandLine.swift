@@ -29,6 +29,9 @@ public enum CommandLineTool {
       --bucket NAME        create this bucket at start-up (repeatable)
       --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
                            beside a file holds its metadata (idempotent)
+      --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
+                           storage_export/) at start-up
+      --export-on-exit DIR write a Firebase emulator export to DIR on a clean stop
       --log-level LEVEL    trace, debug, info (one line per request), notice (default),
                            warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
       --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
@@ -87,6 +90,8 @@ public enum CommandLineTool {
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
       case "--seed": configuration.seedDirectory = try value()
+      case "--import": configuration.importDirectory = try value()
+      case "--export-on-exit": configuration.exportOnExit = try value()
       case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
       case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")

@@ -34,10 +34,18 @@ public final class Emulator: Sendable {
     return port
   }
 
-  /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), then closes
-  /// the store, which saves the index snapshot that makes the next start-up fast.
+  /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), writes the
+  /// `exportOnExit` export if configured, then closes the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
     server.shutdown(gracePeriod: gracePeriod)
+    if let directory = configuration.exportOnExit {
+      do {
+        let summary = try maintenance.export(to: directory)
+        log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(directory)")
+      } catch {
+        log("export: FAILED to write \(directory): \(error)")
+      }
+    }
     do {
       if try !store.close(timeout: max(gracePeriod, 1)) {
         log("index: writes were still running; the next start-up replays the journal")
@@ -79,6 +87,14 @@ public func makeEmulator(
     } catch .bucketExists {
       continue
     }
+  }
+  if let directory = configuration.importDirectory {
+    let started = DispatchTime.now().uptimeNanoseconds
+    let summary = try FirebaseImport(store: store, spoolDirectory: spool.path, log: log).load(from: directory)
+    log(
+      "import: \(summary.objects) objects (\(SeedLoader.describe(bytes: summary.bytes))), \(summary.buckets) buckets, "
+        + "\(summary.skipped) skipped, from \(directory) in "
+        + String(format: "%.2f s", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
   }
   if let seed = configuration.seedDirectory {
     _ = try SeedLoader(store: store, spoolDirectory: spool.path, log: log).load(from: seed)

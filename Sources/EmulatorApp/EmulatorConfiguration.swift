@@ -25,6 +25,10 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var logFormat: LogFormat = .text
   /// A folder tree loaded as objects at start-up (`--seed`; see `SeedLoader`).
   public var seedDirectory: String?
+  /// A Firebase emulator export loaded at start-up (`--import`; see `FirebaseImport`).
+  public var importDirectory: String?
+  /// Where a Firebase emulator export is written when the emulator stops cleanly.
+  public var exportOnExit: String?
 
   public init() {}
 
@@ -84,6 +88,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
     case "seed": seedDirectory = try value.string(key)
+    case "import": importDirectory = try value.string(key)
+    case "export_on_exit": exportOnExit = try value.string(key)
     case "log_level": logLevel = try Logger.Level.parse(try value.string(key))
     case "log_format": logFormat = try LogFormat.parse(try value.string(key))
     default: throw ConfigurationError("unknown key '\(key)'")

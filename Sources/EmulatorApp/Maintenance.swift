@@ -13,6 +13,7 @@ public final class Maintenance: Sendable {
   let startedAt = DispatchTime.now()
   let startedAtWallClock = Timestamp.nowMilliseconds()
   let log: @Sendable (String) -> Void
+  private let exportLock = NSLock()
 
   init(
     store: ObjectStore, sessions: UploadSessions, configuration: EmulatorConfiguration,
@@ -56,6 +57,44 @@ public final class Maintenance: Sendable {
     return ResetSummary(objects: removed.objects, buckets: removed.buckets, uploadSessions: uploads)
   }
 
+  /// Writes a Firebase emulator export of everything to `directory` (see `FirebaseExport`).
+  /// Exports are serialised.
+  public func export(to directory: String) throws(StorageError) -> (objects: Int, buckets: Int, bytes: Int64) {
+    exportLock.lock()
+    defer { exportLock.unlock() }
+    let summary = try FirebaseExport.export(store, to: directory)
+    return (summary.objects, summary.buckets, summary.bytes)
+  }
+
+  /// `POST /internal/export {"path": DIR}`: DIR is resolved against the emulator's working folder.
+  func exportRoute(_ request: HTTPRequest) -> HTTPResponse {
+    let path: String
+    do {
+      guard case .string(let given)? = try JSONValue.parse(request.bodyBytes())["path"], !given.isEmpty else {
+        return APIError(400, .required, "Export request body must include 'path'.").response(firebase: false)
+      }
+      path = given
+    } catch {
+      return APIError(400, .invalid, "The export request body is not JSON: \(error)").response(firebase: false)
+    }
+    do throws(StorageError) {
+      let started = DispatchTime.now().uptimeNanoseconds
+      let summary = try export(to: path)
+      let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+      log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))")
+      var json = JSONWriter()
+      json.beginObject()
+      json.string("path", URL(fileURLWithPath: path).standardizedFileURL.path)
+      json.raw("objects", String(summary.objects))
+      json.raw("buckets", String(summary.buckets))
+      json.raw("bytes", String(summary.bytes))
+      json.endObject()
+      return HTTPResponse.json(json.bytes)
+    } catch {
+      return APIError(error).response(firebase: false)
+    }
+  }
+
   // MARK: Routes
 
   /// The `/internal/...` routes (and fake-gcs-server's health path, for harnesses that poll it).
@@ -68,6 +107,7 @@ public final class Maintenance: Sendable {
     return [
       health, fakeGCSHealth,
       ExtraRoute("GET", "/internal/info", .inline) { [self] _ in HTTPResponse.json(infoJSON()) },
+      ExtraRoute("POST", "/internal/export") { [self] request in exportRoute(request) },
       ExtraRoute("POST", "/internal/reset") { [self] _ in
         do throws(StorageError) {
           let summary = try reset()
