@@ -9,6 +9,8 @@ public struct ExtraRoute: Sendable {
     case inline
     /// Run on a blocking lane (file I/O, whole-store work).
     case blocking
+    /// Started on the connection's thread, answered later through a responder (long polls).
+    case deferred(@Sendable (HTTPRequest, HTTPResponder) -> Void)
   }
 
   public var method: String
@@ -25,6 +27,14 @@ public struct ExtraRoute: Sendable {
     self.handling = handling
     self.handler = handler
   }
+
+  /// A route answered later: `start` must not block and must reply exactly once.
+  public init(_ method: String, _ path: String, deferred start: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void) {
+    self.method = method
+    self.path = path
+    self.handling = .deferred(start)
+    self.handler = { request in StorageAPI.waitForReply { start(request, $0) } }
+  }
 }
 
 /// The server's handler: the emulator's own routes (`/internal/...`, which other parts of the
@@ -37,26 +47,36 @@ public final class FrontDoor: HTTPHandler {
   private let routes: [String: [ExtraRoute]]
   /// First path segments (such as `/internal/`) that belong to the extra routes.
   private let prefixes: [String]
+  /// Routes of one segment (`/`, `/ui`): they take only their own methods; other methods of the
+  /// same path go on to the storage API.
+  private let singles: [String]
 
   public init(api: StorageAPI, routes: [ExtraRoute]) {
     self.api = api
     var byPath: [String: [ExtraRoute]] = [:]
     var prefixes: [String] = []
+    var singles: [String] = []
     for route in routes {
       byPath[route.path, default: []].append(route)
-      let segment = route.path.utf8.dropFirst().firstIndex(of: UInt8(ascii: "/")).map {
-        String(route.path[...$0])
-      } ?? route.path
-      if !prefixes.contains(segment) { prefixes.append(segment) }
+      if let slash = route.path.utf8.dropFirst().firstIndex(of: UInt8(ascii: "/")) {
+        let segment = String(route.path[...slash])
+        if !prefixes.contains(segment) { prefixes.append(segment) }
+      } else if !singles.contains(route.path) {
+        singles.append(route.path)
+      }
     }
     self.routes = byPath
     self.prefixes = prefixes
+    self.singles = singles
   }
 
   /// The extra route for this request, a 404/405 for a path under an extra prefix that has none,
   /// or nil for the storage API.
   private func match(_ head: HTTPRequestHead) -> Result<ExtraRoute, ResponseFailure>? {
     let path = head.rawPath
+    if singles.contains(where: { path.utf8.elementsEqual($0.utf8) }) {
+      return routes[String(path)]?.first { $0.method == head.method }.map { .success($0) }
+    }
     guard prefixes.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
     guard let candidates = routes[String(path)] else {
       return .failure(ResponseFailure(APIError(404, .notFound, "No route for \(head.method) \(path).").response(firebase: false)))
@@ -89,6 +109,7 @@ public final class FrontDoor: HTTPHandler {
       switch route.handling {
       case .inline: return .respond(route.handler(request))
       case .blocking: return .blocking { route.handler(request) }
+      case .deferred(let start): return .deferred { start(request, $0) }
       }
     }
   }

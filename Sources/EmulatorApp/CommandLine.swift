@@ -165,7 +165,7 @@ public enum CommandLineTool {
       export STORAGE_EMULATOR_HOST=http://\(host):\(port)    # google-cloud-storage, gcsfs, gcloud-aio, Go, Java, C++
       export FIREBASE_STORAGE_EMULATOR_HOST=\(host):\(port)  # firebase-admin
       Firebase app SDKs: connectStorageEmulator(storage, "\(host)", \(port)) / useEmulator(host, port)
-      health: http://\(host):\(port)/internal/health   info: http://\(host):\(port)/internal/info
+      web UI: http://\(host):\(port)/ui/   health: http://\(host):\(port)/internal/health
     """
   }
 

@@ -13,11 +13,14 @@ public final class Emulator: Sendable {
   public let server: HTTPServer
   /// Reset, info, export, import and seeding.
   public let maintenance: Maintenance
+  /// Recent changes for the web UI's live updates.
+  let feed: ChangeFeed
 
   init(
     configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer,
-    maintenance: Maintenance
+    maintenance: Maintenance, feed: ChangeFeed
   ) {
+    self.feed = feed
     self.configuration = configuration
     self.store = store
     self.api = api
@@ -37,6 +40,7 @@ public final class Emulator: Sendable {
   /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), writes the
   /// `exportOnExit` export if configured, then closes the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
+    feed.close()  // answers the web UI's long polls, so they do not hold up the shutdown
     server.shutdown(gracePeriod: gracePeriod)
     if let directory = configuration.exportOnExit {
       do {
@@ -104,8 +108,12 @@ public func makeEmulator(
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
   let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
-  var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes())
+  let feed = ChangeFeed()
+  store.changes.add { feed.record($0) }
+  let webUI = WebUI(store: store, api: api, feed: feed)
+  var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes() + webUI.routes())
   if let logger, logger.logLevel <= .info { handler = RequestLog(handler, logger: logger) }
   let server = HTTPServer(configuration: serverConfiguration, handler: handler)
-  return Emulator(configuration: configuration, store: store, api: api, server: server, maintenance: maintenance)
+  return Emulator(
+    configuration: configuration, store: store, api: api, server: server, maintenance: maintenance, feed: feed)
 }

@@ -125,6 +125,7 @@ extension ObjectStore {
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
       try backend.commit(object, data: staged, previous: previous)
       try publish(object)
+      changes.emit(.finalized, object)
       return object
     } catch {
       backend.discard(staged)

@@ -53,6 +53,8 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
+  /// Observers of every change (see `ChangeHook`).
+  public let changes = ChangeHook()
   let backend: any StorageBackend
   let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
@@ -422,6 +424,7 @@ public final class ObjectStore: Sendable {
       }
       try backend.commit(object, data: staged, previous: previous)
       try publish(object)
+      changes.emit(.finalized, object)
       return object
     } catch {
       backend.discard(staged)
@@ -658,6 +661,12 @@ public final class ObjectStore: Sendable {
       if failure == nil {
         do {
           try publish(object)
+          // One change per new metageneration, in order, under the object's lock.
+          var last = previous.metageneration
+          for ticket in batch where ticket.object.metageneration > last {
+            last = ticket.object.metageneration
+            changes.emit(.metadataUpdated, ticket.object)
+          }
         } catch {
           failure = error
         }
@@ -702,6 +711,7 @@ public final class ObjectStore: Sendable {
     try conditions.checkWrite(current, bucket: bucket, name: name)
     try backend.remove(current)
     index.withLock { $0[bucket]?.remove(name) }
+    changes.emit(.deleted, current)
   }
 
   func publish(_ object: ObjectMetadata) throws(StorageError) {

@@ -72,3 +72,20 @@ import Testing
     #expect(door.bodyLimit(for: upload) == door.api.limits.maxUploadBytes)
   }
 }
+
+/// Routes of one path segment (`/`, `/ui`) take only their own methods.
+@Suite struct FrontDoorSingleSegmentTests {
+  @Test func aRootRouteTakesItsMethodAndLeavesTheRestToTheAPI() throws {
+    let store = try ObjectStore(backend: MemoryBackend())
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-door-\(UUID().uuidString)")
+    let api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder))
+    let door = FrontDoor(api: api, routes: [ExtraRoute("GET", "/", .inline) { _ in HTTPResponse(status: 302) }])
+    func call(_ method: String, _ target: String) -> Int {
+      door.handle(HTTPRequest(head: HTTPRequestHead(method: method, target: target))).status
+    }
+    #expect(call("GET", "/") == 302)
+    #expect(call("POST", "/") == 404)  // the API's answer for an unknown path
+    #expect(call("GET", "/b") == 200)  // the bucket list: not taken for "/"
+    #expect(call("GET", "/storage/v1/b") == 200)
+  }
+}
