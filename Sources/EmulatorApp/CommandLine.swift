@@ -32,6 +32,7 @@ public enum CommandLineTool {
       --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
                            storage_export/) at start-up
       --export-on-exit DIR write a Firebase emulator export to DIR on a clean stop
+      --webhook URL        POST a CloudEvent for every change to URL (http only; repeatable)
       --log-level LEVEL    trace, debug, info (one line per request), notice (default),
                            warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
       --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
@@ -64,6 +65,7 @@ public enum CommandLineTool {
       configuration.logFormat = try LogFormat.parse(format)
     }
     var flagBuckets: [String] = []
+    var flagWebhooks: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
       func value() throws(ConfigurationError) -> String {
@@ -92,12 +94,19 @@ public enum CommandLineTool {
       case "--seed": configuration.seedDirectory = try value()
       case "--import": configuration.importDirectory = try value()
       case "--export-on-exit": configuration.exportOnExit = try value()
+      case "--webhook":
+        let url = try value()
+        guard WebhookDispatcher.Endpoint(url) != nil else {
+          throw ConfigurationError("--webhook needs an http://host[:port][/path] URL, got '\(url)'")
+        }
+        flagWebhooks.append(url)
       case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
       case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
+    if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
   }
 

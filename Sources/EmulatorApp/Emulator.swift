@@ -15,12 +15,15 @@ public final class Emulator: Sendable {
   public let maintenance: Maintenance
   /// Recent changes for the web UI's live updates.
   let feed: ChangeFeed
+  /// One per `--webhook` URL.
+  let webhooks: [WebhookDispatcher]
 
   init(
     configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer,
-    maintenance: Maintenance, feed: ChangeFeed
+    maintenance: Maintenance, feed: ChangeFeed, webhooks: [WebhookDispatcher]
   ) {
     self.feed = feed
+    self.webhooks = webhooks
     self.configuration = configuration
     self.store = store
     self.api = api
@@ -34,6 +37,7 @@ public final class Emulator: Sendable {
     let host = configuration.server.host
     let shownHost = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
     api.setFallbackHost("\(shownHost):\(port)")
+    for webhook in webhooks { webhook.setBaseURL("http://\(shownHost):\(port)") }
     return port
   }
 
@@ -42,6 +46,8 @@ public final class Emulator: Sendable {
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
     feed.close()  // answers the web UI's long polls, so they do not hold up the shutdown
     server.shutdown(gracePeriod: gracePeriod)
+    // Events of the last requests still go out (for at most a second).
+    for webhook in webhooks { webhook.stop(timeout: 1) }
     if let directory = configuration.exportOnExit {
       do {
         let summary = try maintenance.export(to: directory)
@@ -110,10 +116,15 @@ public func makeEmulator(
   let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
   let feed = ChangeFeed()
   store.changes.add { feed.record($0) }
+  let webhooks = configuration.webhooks.compactMap { url in
+    WebhookDispatcher.Endpoint(url).map { WebhookDispatcher(endpoint: $0, log: log) }
+  }
+  for webhook in webhooks { store.changes.add { webhook.enqueue($0) } }
   let webUI = WebUI(store: store, api: api, feed: feed)
   var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes() + webUI.routes())
   if let logger, logger.logLevel <= .info { handler = RequestLog(handler, logger: logger) }
   let server = HTTPServer(configuration: serverConfiguration, handler: handler)
   return Emulator(
-    configuration: configuration, store: store, api: api, server: server, maintenance: maintenance, feed: feed)
+    configuration: configuration, store: store, api: api, server: server, maintenance: maintenance, feed: feed,
+    webhooks: webhooks)
 }

@@ -29,6 +29,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var importDirectory: String?
   /// Where a Firebase emulator export is written when the emulator stops cleanly.
   public var exportOnExit: String?
+  /// URLs that receive a CloudEvent for every change (`--webhook`; see `WebhookDispatcher`).
+  public var webhooks: [String] = []
 
   public init() {}
 
@@ -90,6 +92,11 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "seed": seedDirectory = try value.string(key)
     case "import": importDirectory = try value.string(key)
     case "export_on_exit": exportOnExit = try value.string(key)
+    case "webhooks":
+      webhooks = try value.strings(key)
+      for url in webhooks where WebhookDispatcher.Endpoint(url) == nil {
+        throw ConfigurationError("'webhooks': '\(url)' is not an http://host[:port][/path] URL")
+      }
     case "log_level": logLevel = try Logger.Level.parse(try value.string(key))
     case "log_format": logFormat = try LogFormat.parse(try value.string(key))
     default: throw ConfigurationError("unknown key '\(key)'")
