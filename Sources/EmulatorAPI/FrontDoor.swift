@@ -93,11 +93,23 @@ public final class FrontDoor: HTTPHandler {
     return api.bodyLimit(for: head)
   }
 
+  /// A state-changing extra route (`POST /internal/reset`, `/internal/export`…) called by a web
+  /// page of another origin (a browser sends `Origin`; tools and SDKs do not): refused with 403,
+  /// so a page the developer happens to visit cannot empty or export the emulator.
+  static func crossSiteRefusal(_ head: HTTPRequestHead) -> HTTPResponse? {
+    guard head.method != "GET" && head.method != "HEAD", let origin = head.headers["origin"] else { return nil }
+    let host = head.headers["host"] ?? ""
+    if !host.isEmpty && (origin == "http://" + host || origin == "https://" + host) { return nil }
+    return APIError(
+      403, .forbidden, "\(head.method) \(head.rawPath) is refused from a web page of another origin (\(origin)).")
+      .response(firebase: false)
+  }
+
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     switch match(request.head) {
-    case nil: api.handle(request)
-    case .success(let route): route.handler(request)
-    case .failure(let failure): failure.response
+    case nil: return api.handle(request)
+    case .success(let route): return Self.crossSiteRefusal(request.head) ?? route.handler(request)
+    case .failure(let failure): return failure.response
     }
   }
 
@@ -106,6 +118,7 @@ public final class FrontDoor: HTTPHandler {
     case nil: return api.start(request)
     case .failure(let failure): return .respond(failure.response)
     case .success(let route):
+      if let refusal = Self.crossSiteRefusal(request.head) { return .respond(refusal) }
       switch route.handling {
       case .inline: return .respond(route.handler(request))
       case .blocking: return .blocking { route.handler(request) }

@@ -40,6 +40,9 @@ final class ChangeFeed: Sendable {
     self.maxWaiters = maxWaiters
   }
 
+  /// Polls waiting now.
+  var waitingCount: Int { state.withLock { $0.waiters.count } }
+
   /// The sequence number of the newest change (0 before any).
   var latest: Int { state.withLock { $0.next - 1 } }
 

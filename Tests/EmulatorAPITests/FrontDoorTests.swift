@@ -89,3 +89,45 @@ import Testing
     #expect(call("GET", "/storage/v1/b") == 200)
   }
 }
+
+/// A web page of another origin cannot call the emulator's state-changing routes.
+@Suite struct FrontDoorCrossSiteTests {
+  let door: FrontDoor
+
+  init() throws {
+    let store = try ObjectStore(backend: MemoryBackend())
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-door-\(UUID().uuidString)")
+    let api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder))
+    door = FrontDoor(
+      api: api,
+      routes: [
+        ExtraRoute("POST", "/internal/reset") { _ in HTTPResponse(status: 200) },
+        ExtraRoute("GET", "/internal/info", .inline) { _ in HTTPResponse(status: 200) },
+      ])
+  }
+
+  func status(_ method: String, _ path: String, _ headers: HTTPHeaders) -> Int {
+    let request = HTTPRequest(head: HTTPRequestHead(method: method, target: path, headers: headers))
+    let started: Int
+    switch door.start(request) {
+    case .respond(let response): started = response.status
+    case .blocking(let work): started = work().status
+    case .deferred: started = -1
+    }
+    #expect(door.handle(request).status == started)
+    return started
+  }
+
+  @Test func aCrossSiteFormPostToResetIsRefused() {
+    #expect(status("POST", "/internal/reset", ["host": "127.0.0.1:9199", "origin": "http://evil.test"]) == 403)
+    #expect(status("POST", "/internal/reset", ["host": "127.0.0.1:9199", "origin": "null"]) == 403)
+    #expect(status("POST", "/internal/reset", ["host": "127.0.0.1:9199", "origin": "http://127.0.0.1:9200"]) == 403)
+  }
+
+  @Test func toolsWithoutOriginAndTheEmulatorsOwnPagesAreServed() {
+    #expect(status("POST", "/internal/reset", ["host": "127.0.0.1:9199"]) == 200)
+    #expect(status("POST", "/internal/reset", ["host": "127.0.0.1:9199", "origin": "http://127.0.0.1:9199"]) == 200)
+    // Reads are not refused.
+    #expect(status("GET", "/internal/info", ["host": "127.0.0.1:9199", "origin": "http://evil.test"]) == 200)
+  }
+}

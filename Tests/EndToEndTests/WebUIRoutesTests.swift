@@ -84,7 +84,8 @@ import Testing
     let waiter = Thread.detachNewThreadWithResult {
       try? Curl.request("GET", base + "/ui/api/changes?since=0&timeout=20")
     }
-    Thread.sleep(forTimeInterval: 0.3)
+    let deadline = Date().addingTimeInterval(10)
+    while server.emulator.feed.waitingCount == 0 && Date() < deadline { usleep(10_000) }
     let began = Date()
     #expect(try Curl.request("POST", server.base + "/v0/b/bkt/o?name=x", body: "1").status == 200)
     let answer = try #require(waiter.wait() ?? nil)
@@ -102,7 +103,9 @@ import Testing
     let waiter = Thread.detachNewThreadWithResult {
       try? Curl.request("GET", base + "/ui/api/changes?since=0&timeout=25")
     }
-    Thread.sleep(forTimeInterval: 0.3)
+    let deadline = Date().addingTimeInterval(10)
+    while server.emulator.feed.waitingCount == 0 && Date() < deadline { usleep(10_000) }
+    #expect(server.emulator.feed.waitingCount == 1)
     let began = Date()
     server.stop()
     #expect((waiter.wait() ?? nil)?.status == 200)
