@@ -165,3 +165,30 @@ final class RunningEmulatorWithLog {
 
   func stop() { emulator.stop(gracePeriod: 2) }
 }
+
+/// The shipped `config/storage-emulator.toml` parses, with the developer tools' keys at their defaults.
+@Suite struct ShippedConfigFileTests {
+  @Test func theShippedConfigFileParsesToTheDefaults() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let text = try String(contentsOf: root.appendingPathComponent("config/storage-emulator.toml"), encoding: .utf8)
+    var configuration = EmulatorConfiguration()
+    try configuration.apply(configFile: text)
+    #expect(configuration.logLevel == .notice)
+    #expect(configuration.logFormat == .text)
+    #expect(configuration.webhooks.isEmpty)
+    #expect(configuration.seedDirectory == nil)
+    var keys = EmulatorConfiguration()
+    try keys.apply(
+      configFile: """
+        seed = "s"
+        import = "i"
+        export_on_exit = "e"
+        webhooks = ["http://127.0.0.1:1/x"]
+        log_level = "debug"
+        log_format = "json"
+        """)
+    #expect(keys.seedDirectory == "s" && keys.importDirectory == "i" && keys.exportOnExit == "e")
+    #expect(keys.logLevel == .debug && keys.logFormat == .json)
+  }
+}
