@@ -70,17 +70,17 @@ public final class FrontDoor: HTTPHandler {
     self.singles = singles
   }
 
-  /// The extra route for this request, a 404/405 for a path under an extra prefix that has none,
-  /// or nil for the storage API.
+  /// The extra route for this request, a 405 for a path of extra routes with another method, or
+  /// nil for the storage API.
   private func match(_ head: HTTPRequestHead) -> Result<ExtraRoute, ResponseFailure>? {
     let path = head.rawPath
     if singles.contains(where: { path.utf8.elementsEqual($0.utf8) }) {
       return routes[String(path)]?.first { $0.method == head.method }.map { .success($0) }
     }
     guard prefixes.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
-    guard let candidates = routes[String(path)] else {
-      return .failure(ResponseFailure(APIError(404, .notFound, "No route for \(head.method) \(path).").response(firebase: false)))
-    }
+    // A path of no extra route goes to the API (which answers 404, or serves a route of its own
+    // under the same prefix).
+    guard let candidates = routes[String(path)] else { return nil }
     guard let route = candidates.first(where: { $0.method == head.method }) else {
       let allow = candidates.map(\.method).joined(separator: ", ")
       return .failure(ResponseFailure(StorageAPI.notAllowed(head.method, allow).response(firebase: false)))
