@@ -4,8 +4,8 @@ import EmulatorStorage
 
 /// The store's recent changes, numbered, for the web UI's live updates: a long poll
 /// (`GET /ui/api/changes?since=N`) is answered as soon as there is a change after N, or empty
-/// after its timeout. Keeps the last `capacity` changes; a poll from before them is told to
-/// reload (`"reload": true`). Recording a change never blocks: waiting polls are answered on a
+/// after its timeout. Keeps at least the last `capacity` changes; a poll from before them is told
+/// to reload (`"reload": true`). Recording a change never blocks: waiting polls are answered on a
 /// Dispatch worker.
 final class ChangeFeed: Sendable {
   struct Entry: Sendable {
@@ -47,22 +47,23 @@ final class ChangeFeed: Sendable {
   var latest: Int { state.withLock { $0.next - 1 } }
 
   func record(_ change: StoreChange) {
-    let woken = state.withLock { state -> ([Waiter], [UInt8]) in
+    let woken = state.withLock { state -> [Waiter] in
       state.entries.append(
         Entry(
           seq: state.next, kind: change.kind, bucket: change.object.bucket, name: change.object.name,
           generation: change.object.generation, metageneration: change.object.metageneration))
       state.next += 1
-      if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
-      guard !state.waiters.isEmpty else { return ([], []) }
+      // Trimmed in batches (up to twice the capacity is kept), so recording stays O(1) amortised.
+      if state.entries.count >= 2 * capacity { state.entries.removeFirst(state.entries.count - capacity) }
+      guard !state.waiters.isEmpty else { return [] }
       let waiters = state.waiters
       state.waiters = []
       // Every waiter's `since` is at most the previous newest: they all get this change.
-      return (waiters, [])
+      return waiters
     }
-    guard !woken.0.isEmpty else { return }
+    guard !woken.isEmpty else { return }
     DispatchQueue.global().async { [self] in
-      for waiter in woken.0 { waiter.reply(answer(since: waiter.since)) }
+      for waiter in woken { waiter.reply(answer(since: waiter.since)) }
     }
   }
 

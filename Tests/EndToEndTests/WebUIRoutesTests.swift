@@ -115,17 +115,18 @@ import Testing
   @Test func theFeedKeepsItsLastChangesAndTellsAnOldPollToReload() {
     let feed = ChangeFeed(capacity: 3, maxWaiters: 1)
     let object = ObjectMetadata(bucket: "b", name: "n", generation: 1, size: 0, md5: nil, crc32c: 0, now: 0)
-    for _ in 0..<5 { feed.record(StoreChange(kind: .finalized, object: object)) }
-    #expect(feed.latest == 5)
+    // 6 changes: trimmed to the last 3 when 6 (twice the capacity) are kept.
+    for _ in 0..<6 { feed.record(StoreChange(kind: .finalized, object: object)) }
+    #expect(feed.latest == 6)
     func decode(_ bytes: [UInt8]) -> [String: Any] {
       (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
     }
     let recent = decode(feed.answer(since: 3))
-    #expect((recent["changes"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [4, 5])
+    #expect((recent["changes"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [4, 5, 6])
     #expect(recent["reload"] as? Bool == false)
-    let old = decode(feed.answer(since: 0))
+    let old = decode(feed.answer(since: 2))
     #expect(old["reload"] as? Bool == true)
-    #expect(decode(feed.answer(since: 5))["reload"] as? Bool == false)
+    #expect(decode(feed.answer(since: 6))["reload"] as? Bool == false)
   }
 }
 
