@@ -34,10 +34,14 @@ final class ChangeFeed: Sendable {
   let capacity: Int
   let maxWaiters: Int
   private let state = Locked(State())
+  /// Called once, at the first poll: starts the recording (until a page asks, the store's writes
+  /// do not pay for a feed nobody reads).
+  private let subscribe: Locked<(@Sendable (ChangeFeed) -> Void)?>
 
-  init(capacity: Int = 1000, maxWaiters: Int = 256) {
+  init(capacity: Int = 1000, maxWaiters: Int = 256, subscribe: (@Sendable (ChangeFeed) -> Void)? = nil) {
     self.capacity = capacity
     self.maxWaiters = maxWaiters
+    self.subscribe = Locked(subscribe)
   }
 
   /// Polls waiting now.
@@ -70,6 +74,12 @@ final class ChangeFeed: Sendable {
   /// Answers at once when there are changes after `since` (or `since` is negative: the current
   /// sequence number, no changes), else when one comes or after `timeout` seconds.
   func poll(since: Int, timeout: Double, reply: @escaping @Sendable ([UInt8]) -> Void) {
+    if let start = subscribe.withLock({ hook -> (@Sendable (ChangeFeed) -> Void)? in
+      defer { hook = nil }
+      return hook
+    }) {
+      start(self)
+    }
     let waiting = state.withLock { state -> Int? in
       if since < 0 || state.closed || state.next - 1 > since || state.waiters.count >= maxWaiters { return nil }
       state.waiterIDs += 1
