@@ -129,7 +129,9 @@ def main():
         shot("buckets")
 
     def upload_by_picking():
-        driver.find_element(By.CSS_SELECTOR, "a.bucket-link").click()
+        driver.get(base + "/ui/#/")
+        wait.until(lambda d: BUCKET in texts("a.bucket-link"))
+        next(a for a in driver.find_elements(By.CSS_SELECTOR, "a.bucket-link") if a.text == BUCKET).click()
         wait.until(lambda d: d.find_elements(By.ID, "drop-zone"))
         path = os.path.join(scratch, "picked.txt")
         with open(path, "w") as file:
@@ -247,8 +249,18 @@ def main():
         assert driver.title != "owned"
         assert not driver.find_elements(By.CSS_SELECTOR, "#listing img")
 
+    def create_bucket():
+        driver.get(base + "/ui/#/")
+        wait.until(lambda d: d.find_elements(By.ID, "new-bucket"))
+        driver.find_element(By.ID, "new-bucket").send_keys("made-in-the-ui")
+        driver.find_element(By.ID, "create-bucket").click()
+        wait.until(lambda d: "made-in-the-ui" in texts("a.bucket-link"))
+        status, _ = api.json("GET", "/storage/v1/b/made-in-the-ui")
+        assert status == 200, status
+
     try:
         step("/ redirects a browser to /ui/ and lists buckets", redirect_and_buckets)
+        step("create a bucket", create_bucket)
         step("upload by picking a file", upload_by_picking)
         step("upload by dropping a file", upload_by_dropping)
         step("folders and pagination", folders_and_pages)
