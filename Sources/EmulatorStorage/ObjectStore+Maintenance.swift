@@ -30,9 +30,10 @@ extension ObjectStore {
     }
   }
 
-  /// Deletes every object and every bucket, one at a time through the ordinary delete (so each
-  /// is journaled and a crash in the middle leaves a consistent, partly emptied store). Writes
-  /// racing with it may leave their objects behind. Returns what was removed.
+  /// Deletes every object (noncurrent generations of versioned buckets too) and every bucket,
+  /// one at a time through the ordinary delete of a generation (so each is journaled, nothing is
+  /// archived, and a crash in the middle leaves a consistent, partly emptied store). Writes
+  /// racing with it may leave their objects behind. Returns the live objects and buckets removed.
   @discardableResult
   public func removeAll() throws(StorageError) -> (objects: Int, buckets: Int) {
     var objectsRemoved = 0
@@ -43,11 +44,21 @@ extension ObjectStore {
         if page.isEmpty { break }
         for object in page {
           do {
-            try delete(bucket: bucket.name, name: object.name)
+            try delete(bucket: bucket.name, name: object.name, conditions: Preconditions(generation: object.generation))
             objectsRemoved += 1
           } catch .objectNotFound {
             continue
           }
+        }
+      }
+      let versions = index.withLock { buckets -> [(String, Int64)] in
+        (buckets[bucket.name]?.noncurrent ?? [:]).flatMap { key, list in list.map { (key.name, $0.object.generation) } }
+      }
+      for (name, generation) in versions {
+        do {
+          try delete(bucket: bucket.name, name: name, conditions: Preconditions(generation: generation))
+        } catch .objectNotFound {
+          continue
         }
       }
       do {
@@ -93,7 +104,7 @@ extension ObjectStore {
     }
     try beginWrite()
     defer { endWrite() }
-    do {
+    do throws(StorageError) {
       if index.withLock({ $0[template.bucket] == nil }) {
         do {
           _ = try createBucket(template.bucket)
@@ -123,8 +134,14 @@ extension ObjectStore {
         }
       }
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
-      try backend.commit(object, data: staged, previous: previous)
-      try publish(object)
+      let archived = try archiveIfVersioned(previous)
+      do throws(StorageError) {
+        try backend.commit(object, data: staged, previous: previous)
+      } catch {
+        if let archived { try? backend.removeNoncurrent(archived.object) }
+        throw error
+      }
+      try publish(object, archived: archived)
       changes.emit(.finalized, object)
       return object
     } catch {
