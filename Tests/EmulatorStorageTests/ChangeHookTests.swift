@@ -34,11 +34,16 @@ import Testing
     _ = try store.insert(bucket: "bkt", name: "x", data: [])
     let seen = Locked<[Int64]>([])
     store.changes.add { change in seen.withLock { $0.append(change.object.metageneration) } }
-    DispatchQueue.concurrentPerform(iterations: 200) { index in
+    // Started without waiting, so they queue behind each other's record writes and are committed
+    // in groups (blocking calls from Dispatch's pool could starve the group writer of threads).
+    let group = DispatchGroup()
+    for index in 0..<200 {
       var patch = MetadataPatch()
       patch.customUpdates["k"] = .some(String(index))
-      _ = try? store.update(bucket: "bkt", name: "x", patch: patch)
+      group.enter()
+      store.update(bucket: "bkt", name: "x", patch: patch) { _ in group.leave() }
     }
+    #expect(group.wait(timeout: .now() + 30) == .success)
     #expect(seen.withLock { $0 } == Array(2...201))
   }
 }
