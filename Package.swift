@@ -41,7 +41,10 @@ let package = Package(
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
-    .testTarget(name: "EmulatorRulesTests", dependencies: ["EmulatorRules"]),
+    .testTarget(
+      name: "EmulatorRulesTests", dependencies: ["EmulatorRules", "EmulatorStorage"],
+      resources: [.copy("Fixtures")]
+    ),
     .testTarget(
       name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"],
       resources: [.copy("Fixtures")]

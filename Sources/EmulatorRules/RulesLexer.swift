@@ -172,7 +172,7 @@ struct RulesLexer {
         {
           break
         }
-        if scalar == "{" && !allowInterpolation && text.unicodeScalars.last != "/" { break }
+        if scalar == "{" && !allowInterpolation && text.unicodeScalars.last != "/" && !closesInSegment() { break }
         if scalar == "{" && allowInterpolation { break }
       }
       if allowInterpolation {
@@ -186,6 +186,19 @@ struct RulesLexer {
       advance()
     }
     return text
+  }
+
+  /// Whether the `{` here closes before white space (`/img-{id}`: part of the path, for the
+  /// parser to reject clearly) rather than opening the block.
+  private func closesInSegment() -> Bool {
+    var probe = index + 1
+    while probe < scalars.count {
+      let scalar = scalars[probe]
+      if scalar == "}" { return true }
+      if scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "{" { return false }
+      probe += 1
+    }
+    return false
   }
 
   private mutating func scanNumber(at location: SourceLocation) throws(RulesSyntaxError) -> TokenKind {

@@ -41,11 +41,13 @@ struct RegexParser {
     var items: [RegexNode] = []
     while let scalar = current, scalar != "|", scalar != ")" {
       var atom = try parseAtom()
+      var quantified = false
       while let next = current, next == "*" || next == "+" || next == "?" || next == "{" {
         if next == "{", !looksLikeCount() { break }
         if case .begin = atom { throw RulesFailure("nothing to repeat before '\(next)'") }
         if case .end = atom { throw RulesFailure("nothing to repeat before '\(next)'") }
-        if case .repeated = atom { throw RulesFailure("a repetition cannot be repeated again ('\(next)')") }
+        if quantified { throw RulesFailure("a repetition cannot be repeated again ('\(next)')") }
+        quantified = true
         index += 1
         switch next {
         case "*": atom = .repeated(atom, min: 0, max: nil)
