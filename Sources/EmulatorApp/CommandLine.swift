@@ -25,6 +25,9 @@ public enum CommandLineTool {
       --fsync              sync to disk before acknowledging writes
       --strict-buckets     refuse uploads to buckets that were not created first
       --bucket NAME        create this bucket at start-up (repeatable)
+      --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
+                           the file changes); without rules everything is allowed
+      --firebase-json FILE take the rules from this firebase.json's "storage" section
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -71,6 +74,8 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
+      case "--rules": configuration.rulesFile = try value()
+      case "--firebase-json": configuration.firebaseJSON = try value()
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
@@ -96,8 +101,20 @@ public enum CommandLineTool {
     }
     let emulator: Emulator
     let port: Int
+    let rules: String
     do {
       emulator = try makeEmulator(configuration, log: log)
+    } catch {
+      log("cannot start: \(error)")
+      exit(1)
+    }
+    do {
+      rules = try emulator.loadRules(log: log)
+    } catch {
+      log("cannot start: \(error.message)")
+      exit(2)
+    }
+    do {
       port = try emulator.start()
     } catch {
       log("cannot start: \(error)")
@@ -105,7 +122,7 @@ public enum CommandLineTool {
     }
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
     let sources = installSignalHandlers(emulator)
     withExtendedLifetime(sources) { dispatchMain() }
   }

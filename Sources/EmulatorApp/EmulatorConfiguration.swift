@@ -18,6 +18,10 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var buckets: [String] = []
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
+  /// Security rules for the Firebase surface (`--rules`); none: everything allowed.
+  public var rulesFile: String?
+  /// A `firebase.json` whose `storage` section names the rules (`--firebase-json`).
+  public var firebaseJSON: String?
 
   public init() {}
 
@@ -74,6 +78,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "write_stall_timeout_seconds":
       server.timeouts.writeStallSeconds = Double(try value.integer(key, in: 1...86_400))
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
+    case "rules": rulesFile = try value.string(key)
+    case "firebase_json": firebaseJSON = try value.string(key)
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
     default: throw ConfigurationError("unknown key '\(key)'")

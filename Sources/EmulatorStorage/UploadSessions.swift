@@ -29,6 +29,11 @@ public struct UploadSession: Sendable, Equatable {
   public var generation: Int64?
   /// Milliseconds since the epoch.
   public var created: Int64 = Timestamp.nowMilliseconds()
+  /// The `Authorization` header of the start request: security rules are checked at finalize
+  /// with it (the Firebase SDKs send no credentials with the chunks).
+  public var authorization: String?
+  /// Finalize was refused by security rules: the session is over and answers 403 again.
+  public var denied = false
 
   public init(
     bucket: String, name: String, metadata: [UInt8], conditions: Preconditions, expectedSize: Int64?,
@@ -191,13 +196,15 @@ public final class UploadSessions: Sendable {
     return object
   }
 
-  public func cancel(_ id: String) throws(StorageError) {
+  /// Ends an active session and drops its bytes; `denied`: because security rules refused it.
+  public func cancel(_ id: String, denied: Bool = false) throws(StorageError) {
     let lock = lock(id)
     lock.lock()
     defer { lock.unlock() }
     var session = try session(id)
     guard session.state == .active else { return }
     session.state = .cancelled
+    session.denied = denied
     unlink(partPath(id))
     try? save(session)
     let updated = session
@@ -227,6 +234,8 @@ public final class UploadSessions: Sendable {
     json.string("state", session.state.rawValue)
     if let generation = session.generation { json.string("generation", String(generation)) }
     json.string("created", String(session.created))
+    json.optionalString("authorization", session.authorization)
+    if session.denied { json.bool("denied", true) }
     json.endObject()
     let temp = directory + "/." + session.id + ".tmp"
     guard FileManager.default.createFile(atPath: temp, contents: Data(json.bytes)),
@@ -254,6 +263,8 @@ public final class UploadSessions: Sendable {
     session.state = state
     session.generation = json["generation"]?.stringValue.flatMap { Int64($0) }
     session.created = created
+    session.authorization = json["authorization"]?.stringValue
+    session.denied = json["denied"] == .bool(true)
     return session
   }
 

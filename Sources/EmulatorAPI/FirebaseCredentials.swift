@@ -1,0 +1,113 @@
+import EmulatorRules
+import EmulatorStorage
+import Foundation
+
+/// Who a Firebase request says it is, from its `Authorization` header.
+///
+/// `Bearer owner` and `Firebase owner` are the admin bypass (the Firebase emulator's convention).
+/// `Firebase <jwt>` and `Bearer <jwt>` are decoded without checking any signature, as the
+/// Firebase emulator does (Auth emulator tokens are unsigned, `alg: none`): `request.auth` is
+/// `{uid: user_id claim (or sub), token: all claims}`. Anything that does not decode to a JSON
+/// object is `null`, never an error.
+enum FirebaseCredentials: Equatable {
+  case admin
+  case user(RulesValue)
+
+  static func == (lhs: FirebaseCredentials, rhs: FirebaseCredentials) -> Bool {
+    switch (lhs, rhs) {
+    case (.admin, .admin): true
+    case (.user(let a), .user(let b)): a.rulesEquals(b)
+    default: false
+    }
+  }
+
+  /// The largest token decoded; longer ones are `null` auth.
+  static let maxTokenBytes = 16 * 1024
+
+  init(authorization: String?) {
+    guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+      self = .user(.null)
+      return
+    }
+    if header == "Bearer owner" || header == "Firebase owner" {
+      self = .admin
+      return
+    }
+    let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+    guard parts.count == 2, parts[0] == "Bearer" || parts[0] == "Firebase" else {
+      self = .user(.null)
+      return
+    }
+    self = .user(Self.decode(jwt: parts[1].trimmingCharacters(in: .whitespaces)))
+  }
+
+  /// `request.auth` for a JWT: the payload's claims, or `null`.
+  static func decode(jwt: String) -> RulesValue {
+    guard jwt.utf8.count <= maxTokenBytes else { return .null }
+    let sections = jwt.split(separator: ".", omittingEmptySubsequences: false)
+    guard sections.count >= 2, let payload = base64URLDecode(sections[1]),
+      case .object(let members)? = try? JSONValue.parse(payload)
+    else { return .null }
+    var claims: [String: RulesValue] = [:]
+    for (key, value) in members { claims[key] = rulesValue(value) }
+    var uid = RulesValue.null
+    if case .string(let id)? = claims["user_id"] {
+      uid = .string(id)
+    } else if case .string(let id)? = claims["sub"] {
+      uid = .string(id)
+    }
+    return .map(["uid": uid, "token": .map(claims)])
+  }
+
+  static func base64URLDecode(_ text: Substring) -> [UInt8]? {
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 = base64.trimmingCharacters(in: CharacterSet(charactersIn: "="))
+    while base64.utf8.count % 4 != 0 { base64 += "=" }
+    return Data(base64Encoded: base64).map(Array.init)
+  }
+
+  /// JSON claims as rules values: integral numbers are ints, others floats.
+  static func rulesValue(_ json: JSONValue) -> RulesValue {
+    switch json {
+    case .null: return .null
+    case .bool(let flag): return .bool(flag)
+    case .number(let text):
+      if let value = Int64(text) { return .int(value) }
+      return Double(text).map { .float($0) } ?? .null
+    case .string(let text): return .string(text)
+    case .array(let values): return .list(values.map(rulesValue))
+    case .object(let members):
+      var map: [String: RulesValue] = [:]
+      for (key, value) in members { map[key] = rulesValue(value) }
+      return .map(map)
+    }
+  }
+}
+
+extension ObjectMetadata {
+  /// The object as rules see it (`resource`, `request.resource`). Unset optional strings are
+  /// absent (reading one is an error, so the condition is false); `metadata` is always a map.
+  /// `md5Hash` and `crc32c` are base64, as in the GCS resource; they are left out of a proposed
+  /// upload, whose bytes are hashed only when stored.
+  func rulesResource(includeHashes: Bool = true) -> RulesValue {
+    var map: [String: RulesValue] = [
+      "name": .string(name), "bucket": .string(bucket), "size": .int(size),
+      "metageneration": .int(metageneration),
+      "timeCreated": .timestamp(milliseconds: timeCreated), "updated": .timestamp(milliseconds: updated),
+      "metadata": .map(custom.mapValues { .string($0) }),
+    ]
+    if includeHashes {
+      map["generation"] = .int(generation)
+      map["etag"] = .string(etag)
+      map["crc32c"] = .string(crc32cBase64)
+      if let md5 = md5Base64 { map["md5Hash"] = .string(md5) }
+    }
+    for (key, value) in [
+      ("contentType", contentType), ("contentEncoding", contentEncoding), ("contentDisposition", contentDisposition),
+      ("contentLanguage", contentLanguage), ("cacheControl", cacheControl),
+    ] {
+      if let value { map[key] = .string(value) }
+    }
+    return .map(map)
+  }
+}
