@@ -24,6 +24,23 @@ enum FirebaseCredentials: Equatable {
   /// The largest token decoded; longer ones are `null` auth.
   static let maxTokenBytes = 16 * 1024
 
+  /// Decoded headers by their text: clients send the same ID token for an hour, and decoding
+  /// one costs more than evaluating typical rules. Bounded (cleared when full).
+  private static let cache = Locked<[String: FirebaseCredentials]>([:])
+  static let cacheLimit = 1024
+
+  /// Through the cache.
+  static func of(_ authorization: String?) -> FirebaseCredentials {
+    guard let authorization, !authorization.isEmpty else { return .user(.null) }
+    if let hit = cache.withLock({ $0[authorization] }) { return hit }
+    let decoded = FirebaseCredentials(authorization: authorization)
+    cache.withLock {
+      if $0.count >= cacheLimit { $0.removeAll(keepingCapacity: true) }
+      $0[authorization] = decoded
+    }
+    return decoded
+  }
+
   init(authorization: String?) {
     guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
       self = .user(.null)
@@ -59,11 +76,31 @@ enum FirebaseCredentials: Equatable {
     return .map(["uid": uid, "token": .map(claims)])
   }
 
+  /// Base64url (either alphabet, padding optional); nil on any other byte.
   static func base64URLDecode(_ text: Substring) -> [UInt8]? {
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    base64 = base64.trimmingCharacters(in: CharacterSet(charactersIn: "="))
-    while base64.utf8.count % 4 != 0 { base64 += "=" }
-    return Data(base64Encoded: base64).map(Array.init)
+    var output: [UInt8] = []
+    output.reserveCapacity(text.utf8.count * 3 / 4)
+    var buffer: UInt32 = 0
+    var bits = 0
+    for byte in text.utf8 {
+      let value: UInt32
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte - UInt8(ascii: "A"))
+      case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte - UInt8(ascii: "a")) + 26
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte - UInt8(ascii: "0")) + 52
+      case UInt8(ascii: "-"), UInt8(ascii: "+"): value = 62
+      case UInt8(ascii: "_"), UInt8(ascii: "/"): value = 63
+      case UInt8(ascii: "="): continue
+      default: return nil
+      }
+      buffer = buffer << 6 | value
+      bits += 6
+      if bits >= 8 {
+        bits -= 8
+        output.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+      }
+    }
+    return output
   }
 
   /// JSON claims as rules values: integral numbers are ints, others floats.

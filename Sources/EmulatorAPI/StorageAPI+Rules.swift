@@ -33,7 +33,7 @@ extension StorageAPI {
     case .ruleset(let found): ruleset = found
     }
     let auth: RulesValue
-    switch FirebaseCredentials(authorization: authorization) {
+    switch FirebaseCredentials.of(authorization) {
     case .admin: return
     case .user(let value): auth = value
     }

@@ -12,7 +12,9 @@ struct RulesEvaluator {
   static let maxValueSize = 1 << 20
 
   var globals: [String: RulesValue]
-  /// Function declarations visible from the block being evaluated, innermost first.
+  /// Wildcards bound by the enclosing `match` blocks, outermost first (searched from the end).
+  var bindings: [(String, RulesValue)] = []
+  /// Function declarations visible from the block being evaluated, outermost first.
   var functionScopes: [[String: FunctionDeclaration]]
   var steps = 0
   var callDepth = 0
@@ -32,7 +34,9 @@ struct RulesEvaluator {
     case .literal(let value):
       return value
     case .variable(let name):
-      if let value = locals[name] ?? globals[name] { return value }
+      if let value = locals[name] { return value }
+      if let bound = bindings.last(where: { $0.0 == name }) { return bound.1 }
+      if let value = globals[name] { return value }
       throw fail("'\(name)' is not defined here", expression)
     case .list(let items):
       var values: [RulesValue] = []
@@ -124,7 +128,7 @@ struct RulesEvaluator {
       var arguments: [RulesValue] = []
       for argument in argumentExpressions { arguments.append(try evaluate(argument, locals)) }
       if case .variable(let namespace) = receiver.node, Self.namespaces.contains(namespace),
-        locals[namespace] == nil, globals[namespace] == nil
+        locals[namespace] == nil, globals[namespace] == nil, !bindings.contains(where: { $0.0 == namespace })
       {
         do {
           return try RulesFunctions.namespaced(namespace, name, arguments)
@@ -168,7 +172,7 @@ struct RulesEvaluator {
   }
 
   private func lookupFunction(_ name: String) -> FunctionDeclaration? {
-    for scope in functionScopes {
+    for scope in functionScopes.reversed() {
       if let function = scope[name] { return function }
     }
     return nil

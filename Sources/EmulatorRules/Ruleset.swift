@@ -47,13 +47,14 @@ public struct Ruleset: Sendable {
   ) -> Bool {
     for child in block.children {
       guard let (remaining, bindings) = match(child.segments, rest) else { continue }
-      let savedGlobals = evaluator.globals
-      let savedScopes = evaluator.functionScopes
-      for (name, value) in bindings { evaluator.globals[name] = value }
-      evaluator.functionScopes.insert(child.functions, at: 0)
+      // Pushed and popped, never copied: this runs for every matching block of every request.
+      let bindingCount = evaluator.bindings.count
+      evaluator.bindings += bindings
+      let hasFunctions = !child.functions.isEmpty
+      if hasFunctions { evaluator.functionScopes.append(child.functions) }
       defer {
-        evaluator.globals = savedGlobals
-        evaluator.functionScopes = savedScopes
+        evaluator.bindings.removeSubrange(bindingCount...)
+        if hasFunctions { evaluator.functionScopes.removeLast() }
       }
       if remaining.isEmpty && allows(child, &evaluator, method, log) { return true }
       if walk(child, remaining, &evaluator, method, log) { return true }
