@@ -10,7 +10,9 @@ extension StorageAPI {
 
   /// The answer when `request` is a setRules call; nil for any other path.
   func setRulesResponse(_ request: HTTPRequest) -> HTTPResponse? {
-    guard request.head.rawPath == Self.setRulesPath else { return nil }
+    // Every request passes here: a length test first keeps it to one comparison.
+    let path = request.head.rawPath
+    guard path.utf8.count == Self.setRulesPath.utf8.count, path == Self.setRulesPath else { return nil }
     guard request.method == "PUT" else {
       return Self.message(405, "Use PUT \(Self.setRulesPath).", headers: ["allow": "PUT"])
     }
