@@ -1,7 +1,8 @@
 // libFuzzer entry point for the HTTP request decoder (built by scripts/fuzz together with the
 // EmulatorHTTP sources, with -sanitize=fuzzer,address).
 //
-// Oracle: the decoder must never crash or trap, and feeding the same bytes whole or in small
+// Oracle: the decoder (and the header-parameter parser, on every header it decodes) must never
+// crash or trap, and feeding the same bytes whole or in small
 // pieces must give the same requests (heads and bodies) and the same error status.
 
 private struct Outcome: Equatable {
@@ -34,6 +35,9 @@ private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outc
           let head = request.head
           _ = try? QueryParameters(head.rawQuery)
           _ = URLCoding.percentDecode(head.rawPath)
+          for field in head.headers {
+            _ = try? HeaderParameters(parsing: field.value).multipartBoundary()
+          }
           let headers = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
           outcome.requests.append(
             "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)")
