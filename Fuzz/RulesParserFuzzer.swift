@@ -8,14 +8,14 @@
 /// Made per input: a global holding indirect-enum boxes reads as a leak to LeakSanitizer.
 private func makeRequest() -> RulesRequest {
   RulesRequest(
-  method: .get, bucket: "demo.appspot.com", pathSegments: ["users", "alice", "a.txt"],
-  auth: .map(["uid": .string("alice"), "token": .map(["email": .string("alice@example.com")])]),
-  resource: .map([
-    "name": .string("users/alice/a.txt"), "size": .int(10), "contentType": .string("text/plain"),
-    "metadata": .map(["owner": .string("alice")]), "timeCreated": .timestamp(milliseconds: 1_700_000_000_000),
-  ]),
-  requestResource: .map(["size": .int(20), "metadata": .map([:])]),
-  time: .timestamp(milliseconds: 1_714_564_800_000))
+    method: .get, bucket: "demo.appspot.com", pathSegments: ["users", "alice", "a.txt"],
+    auth: .map(["uid": .string("alice"), "token": .map(["email": .string("alice@example.com")])]),
+    resource: .map([
+      "name": .string("users/alice/a.txt"), "size": .int(10), "contentType": .string("text/plain"),
+      "metadata": .map(["owner": .string("alice")]), "timeCreated": .timestamp(milliseconds: 1_700_000_000_000),
+    ]),
+    requestResource: .map(["size": .int(20), "metadata": .map([:])]),
+    time: .timestamp(milliseconds: 1_714_564_800_000))
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

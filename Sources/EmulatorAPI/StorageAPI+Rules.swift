@@ -45,7 +45,9 @@ extension StorageAPI {
     var notes: [String] = []
     guard ruleset.evaluate(request, log: { notes.append($0) }) else {
       let name = "/" + path.joined(separator: "/")
-      log("rules: denied \(method.rawValue) b/\(bucket)/o\(name)\(notes.isEmpty ? "" : ": " + notes.joined(separator: "; "))")
+      log(
+        "rules: denied \(method.rawValue) b/\(bucket)/o\(name)\(notes.isEmpty ? "" : ": " + notes.joined(separator: "; "))"
+      )
       throw Self.denied(method, headers: headers)
     }
   }

@@ -136,7 +136,9 @@ enum RulesFunctions {
       return try RulesTime.duration(seconds: h * 3600 + m * 60 + s, nanos: 0, plusSeconds: 0, plusNanos: ns)
     case ("duration", "abs"):
       try arity(full, arguments, 1)
-      guard case .duration(let seconds, let nanos) = arguments[0] else { throw RulesFailure("duration.abs() needs a duration") }
+      guard case .duration(let seconds, let nanos) = arguments[0] else {
+        throw RulesFailure("duration.abs() needs a duration")
+      }
       return seconds < 0 || nanos < 0 ? .duration(seconds: 0 &- seconds, nanos: -nanos) : arguments[0]
     case ("latlng", "value"):
       try arity(full, arguments, 2)

@@ -4,17 +4,17 @@ struct RulesParser {
   static let maxDepth = 64
   private var tokens: [Token]
   private var position = 0
-  private var depth = 0
-  private let file: String
+  var depth = 0
+  let file: String
 
   init(tokens: [Token], file: String) {
     self.tokens = tokens
     self.file = file
   }
 
-  private var token: Token { tokens[position] }
+  var token: Token { tokens[position] }
 
-  private func error(_ message: String, at location: SourceLocation? = nil) -> RulesSyntaxError {
+  func error(_ message: String, at location: SourceLocation? = nil) -> RulesSyntaxError {
     RulesSyntaxError(file: file, location: location ?? token.location, message: message)
   }
 
@@ -134,42 +134,6 @@ struct RulesParser {
     return MatchBlock(segments: segments, allows: allows, functions: functions, children: children, location: location)
   }
 
-  /// `/literal/{name}/{rest=**}`
-  private func parseMatchPath(_ path: String, at location: SourceLocation) throws(RulesSyntaxError) -> [MatchSegment] {
-    var segments: [MatchSegment] = []
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-    for (offset, part) in parts.enumerated() {
-      guard !part.isEmpty else { throw error("the match path \(path) has an empty segment", at: location) }
-      if part.first == "{" {
-        guard part.last == "}" else { throw error("the segment \(part) is missing its closing '}'", at: location) }
-        let inner = part.dropFirst().dropLast().filter { $0 != " " }
-        let pieces = inner.split(separator: "=", omittingEmptySubsequences: false)
-        let name = String(pieces[0])
-        guard let first = name.unicodeScalars.first, RulesLexer.isIdentifierStart(first),
-          name.unicodeScalars.allSatisfy(RulesLexer.isIdentifierPart)
-        else {
-          throw error("'\(name)' in \(path) is not a valid variable name", at: location)
-        }
-        if pieces.count == 1 {
-          segments.append(.single(name))
-        } else if pieces.count == 2 && pieces[1] == "**" {
-          guard offset == parts.count - 1 else {
-            throw error("the recursive wildcard {\(name)=**} must be the last segment of the path", at: location)
-          }
-          segments.append(.recursive(name))
-        } else {
-          throw error("'\(part)' is not a wildcard: write {name} or {name=**}", at: location)
-        }
-      } else {
-        guard !part.contains("{") && !part.contains("}") else {
-          throw error("a wildcard must be a whole segment: '\(part)' in \(path)", at: location)
-        }
-        segments.append(.literal(String(part)))
-      }
-    }
-    return segments
-  }
-
   /// `allow read, write: if expr;` (the condition may be left out: always allowed).
   private mutating func parseAllow() throws(RulesSyntaxError) -> AllowStatement {
     let location = next().location
@@ -265,8 +229,10 @@ struct RulesParser {
       let location = next().location
       if op == "is" {
         let type = try identifier("after 'is' (a type name such as string, int, map)")
-        let known = ["bool", "int", "float", "number", "string", "list", "map", "set", "timestamp", "duration",
-          "path", "latlng", "bytes", "map_diff"]
+        let known = [
+          "bool", "int", "float", "number", "string", "list", "map", "set", "timestamp", "duration",
+          "path", "latlng", "bytes", "map_diff",
+        ]
         guard known.contains(type) else { throw error("'\(type)' is not a type", at: location) }
         left = Expression(.isType(left, type), location)
         continue
@@ -386,43 +352,5 @@ struct RulesParser {
     default:
       throw error("expected an expression, found \(Self.describe(current.kind))", at: location)
     }
-  }
-
-  /// `/b/$(bucket)/o/$(name)`: literal text and `$(expr)` parts per segment.
-  private func parsePathLiteral(_ raw: String, at location: SourceLocation) throws(RulesSyntaxError)
-    -> [Expression.PathPart]
-  {
-    var parts: [Expression.PathPart] = []
-    var rest = Substring(raw)
-    while !rest.isEmpty {
-      if rest.hasPrefix("$(") {
-        var level = 0
-        var end = rest.startIndex
-        for index in rest.indices {
-          if rest[index] == "(" { level += 1 }
-          if rest[index] == ")" {
-            level -= 1
-            if level == 0 {
-              end = index
-              break
-            }
-          }
-        }
-        guard level == 0, end > rest.startIndex else { throw error("'$(' in a path is never closed", at: location) }
-        let inner = String(rest[rest.index(rest.startIndex, offsetBy: 2)..<end])
-        var lexer = RulesLexer(inner, file: file)
-        var sub = RulesParser(tokens: try lexer.tokenize(maxTokens: 10_000), file: file)
-        sub.depth = depth + 1
-        let expression = try sub.parseExpression()
-        guard sub.token.kind == .end else { throw error("unexpected text inside $( ) in a path", at: location) }
-        parts.append(.expression(expression))
-        rest = rest[rest.index(after: end)...]
-      } else {
-        let end = rest.range(of: "$(")?.lowerBound ?? rest.endIndex
-        parts.append(.text(String(rest[..<end])))
-        rest = rest[end...]
-      }
-    }
-    return parts
   }
 }

@@ -20,7 +20,8 @@ enum RulesStringMethods {
       try RulesFunctions.arity(name, arguments, 0)
       let scalars = Array(text.unicodeScalars)
       let isSpace = { (s: Unicode.Scalar) in s.properties.isWhitespace }
-      guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) })
+      guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+        let last = scalars.lastIndex(where: { !isSpace($0) })
       else { return .string("") }
       var result = ""
       result.unicodeScalars.append(contentsOf: scalars[first...last])

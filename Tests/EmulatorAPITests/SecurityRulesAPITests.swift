@@ -74,7 +74,8 @@ extension APIHarness {
 
   @Test func ownerMayWriteAndReadOthersGetFirebase403s() {
     let path = "/v0/b/demo/o/users%2Falice%2Fnote.txt"
-    #expect(h.call("POST", "/v0/b/demo/o?name=users%2Falice%2Fnote.txt", "hello", headers: bob).text == Self.writeDenied)
+    #expect(
+      h.call("POST", "/v0/b/demo/o?name=users%2Falice%2Fnote.txt", "hello", headers: bob).text == Self.writeDenied)
     let created = h.call("POST", "/v0/b/demo/o?name=users%2Falice%2Fnote.txt", "hello", headers: alice)
     #expect(created.status == 200, "\(created.text)")
     #expect(h.call("GET", path, headers: alice).status == 200)
@@ -115,11 +116,14 @@ extension APIHarness {
   @Test func ownerCredentialsBypassTheRules() {
     #expect(h.call("POST", "/v0/b/demo/o?name=users%2Falice%2Fo.txt", "x", headers: owner).status == 200)
     #expect(h.call("GET", "/v0/b/demo/o/users%2Falice%2Fo.txt", headers: owner).status == 200)
-    #expect(h.call("DELETE", "/v0/b/demo/o/users%2Falice%2Fo.txt", headers: [("authorization", "Firebase owner")]).status == 204)
+    #expect(
+      h.call("DELETE", "/v0/b/demo/o/users%2Falice%2Fo.txt", headers: [("authorization", "Firebase owner")]).status
+        == 204)
   }
 
   @Test func gcsSurfacesStayAdmin() {
-    #expect(h.call("POST", "/upload/storage/v1/b/demo/o?uploadType=media&name=users%2Falice%2Fg.txt", "g").status == 200)
+    #expect(
+      h.call("POST", "/upload/storage/v1/b/demo/o?uploadType=media&name=users%2Falice%2Fg.txt", "g").status == 200)
     #expect(h.call("GET", "/storage/v1/b/demo/o/users%2Falice%2Fg.txt").status == 200)
     #expect(h.call("GET", "/b/demo/o/users%2Falice%2Fg.txt?alt=media").text == "g")
     #expect(h.call("GET", "/download/storage/v1/b/demo/o/users%2Falice%2Fg.txt").text == "g")
@@ -176,10 +180,12 @@ extension APIHarness {
       Issue.record("not a user")
       return
     }
-    #expect(auth.rulesEquals(.map([
-      "uid": .string("alice"),
-      "token": .map(["user_id": .string("alice"), "email": .string("alice@example.com")]),
-    ])))
+    #expect(
+      auth.rulesEquals(
+        .map([
+          "uid": .string("alice"),
+          "token": .map(["user_id": .string("alice"), "email": .string("alice@example.com")]),
+        ])))
     #expect(FirebaseCredentials(authorization: "Bearer owner") == .admin)
     #expect(FirebaseCredentials(authorization: nil) == .user(.null))
     guard case .user(let bobAuth) = FirebaseCredentials(authorization: bob[0].1), case .map(let map) = bobAuth else {
@@ -197,7 +203,8 @@ extension APIHarness {
   }
 
   @Test func setRulesAnswersAsTheFirebaseEmulator() {
-    #expect(h.call("PUT", "/internal/setRules", "{}").text == #"{"message":"Request body must include 'rules.files' array"}"#)
+    #expect(
+      h.call("PUT", "/internal/setRules", "{}").text == #"{"message":"Request body must include 'rules.files' array"}"#)
     #expect(
       h.call("PUT", "/internal/setRules", #"{"rules":{"files":[{"name":"a"}]}}"#).text
         == #"{"message":"Each member of 'rules.files' array must contain 'name' and 'content'"}"#)
@@ -216,11 +223,13 @@ extension APIHarness {
 
   @Test func rulesPerBucket() {
     let allowAll = "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write; } }"
-    let denyAll = "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write: if false; } }"
+    let denyAll =
+      "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write: if false; } }"
     func file(_ name: String, _ content: String, _ bucket: String) -> String {
       #"{"name":"\#(name)","content":"\#(content)","resource":"\#(bucket)"}"#
     }
-    let body = #"{"rules":{"files":[\#(file("open.rules", allowAll, "open")),\#(file("closed.rules", denyAll, "closed"))]}}"#
+    let body =
+      #"{"rules":{"files":[\#(file("open.rules", allowAll, "open")),\#(file("closed.rules", denyAll, "closed"))]}}"#
     #expect(h.call("PUT", "/internal/setRules", body).status == 200)
     #expect(h.call("POST", "/v0/b/open/o?name=x", "x").status == 200)
     #expect(h.call("POST", "/v0/b/closed/o?name=x", "x").text == Self.writeDenied)

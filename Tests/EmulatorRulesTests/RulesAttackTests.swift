@@ -66,11 +66,13 @@ import Testing
 
   @Test func errorsAreReportedWithTheirLine() throws {
     let ruleset = try Ruleset(
-      source: "rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{p=**} {\n  allow read: if 1 / 0 == 1;\n} }")
+      source:
+        "rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{p=**} {\n  allow read: if 1 / 0 == 1;\n} }")
     var reasons: [String] = []
-    #expect(!ruleset.evaluate(RulesRequest(method: .get, bucket: "b", pathSegments: ["x"], time: .null)) {
-      reasons.append($0)
-    })
+    #expect(
+      !ruleset.evaluate(RulesRequest(method: .get, bucket: "b", pathSegments: ["x"], time: .null)) {
+        reasons.append($0)
+      })
     #expect(reasons == ["line 3: division by zero (3:20): false"])
   }
 }

@@ -44,7 +44,9 @@ struct CorpusCase: CustomStringConvertible, Sendable {
     var cases: [CorpusCase] = []
     var current: CorpusCase?
     var inRules = false
-    let keys = ["op:", "path:", "delimiter:", "version:", "auth:", "resource:", "request.resource:", "cond:", "expect:"]
+    let keys = [
+      "op:", "path:", "delimiter:", "version:", "auth:", "resource:", "request.resource:", "cond:", "expect:",
+    ]
     for (offset, rawLine) in lines.enumerated() {
       let line = String(rawLine)
       if line.hasPrefix("=== ") {

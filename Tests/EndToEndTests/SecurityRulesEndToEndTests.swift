@@ -195,7 +195,8 @@ let seedOwnerRules = """
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let open = "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write; } }"
-    let closed = "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write: if false; } }"
+    let closed =
+      "rules_version = '2'; service firebase.storage { match /b/{b}/o/{p=**} { allow read, write: if false; } }"
     try open.write(to: folder.appendingPathComponent("open.rules"), atomically: true, encoding: .utf8)
     try closed.write(to: folder.appendingPathComponent("closed.rules"), atomically: true, encoding: .utf8)
     try #"{"storage":{"rules":"closed.rules"}}"#.write(
