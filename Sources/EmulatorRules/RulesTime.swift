@@ -41,7 +41,7 @@ enum RulesTime {
       s += 1
       n -= nanosPerSecond
     }
-    guard abs(s) <= 315_576_000_000 else { throw RulesFailure("duration out of range") }
+    guard s.magnitude <= 315_576_000_000 else { throw RulesFailure("duration out of range") }
     return .duration(seconds: s, nanos: Int32(n))
   }
 

@@ -75,4 +75,49 @@ import Testing
       })
     #expect(reasons == ["line 3: division by zero (3:20): false"])
   }
+
+  @Test func nestingAcrossFunctionCallsIsBounded() throws {
+    // Unary operators are nodes (parentheses are not): 60 levels of them, and 10 more per call.
+    let deep = String(repeating: "!", count: 60) + "(n < 0)"
+    let ruleset = try Ruleset(
+      source: """
+        rules_version = '2';
+        service firebase.storage {
+          function f(n) { return n <= 0 ? \(deep) : !!!!!!!!!!f(n - 1) || \(deep); }
+          match /b/{bucket}/o/{path=**} { allow read: if f(19); }
+        }
+        """)
+    var reasons: [String] = []
+    #expect(!ruleset.evaluate(RulesRequest(method: .get, bucket: "b", pathSegments: ["x"], time: .null)) {
+      reasons.append($0)
+    })
+    #expect(reasons.contains { $0.contains("expressions nest deeper than 100") }, "\(reasons)")
+  }
+
+  /// The server evaluates rules on threads with 1 MiB stacks (event loops) or more: the deepest
+  /// evaluation the limits allow must fit in half of that, even in a debug build.
+  @Test func deepestEvaluationFitsInA512KiBStack() throws {
+    let deep = String(repeating: "!", count: 60) + "(n < 0)"
+    let ruleset = try Ruleset(
+      source: """
+        rules_version = '2';
+        service firebase.storage {
+          function f(n) { return n <= 0 ? \(deep) : !!!!!!!!!!f(n - 1) || \(deep); }
+          match /b/{bucket}/o/{path=**} { allow read: if f(19); }
+        }
+        """)
+    let request = RulesRequest(method: .get, bucket: "b", pathSegments: ["x"], time: .null)
+    let finished = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      _ = ruleset.evaluate(request)
+      let parsed = try? Ruleset(
+        source: "service firebase.storage { match /b { allow read: if \(String(repeating: "!", count: 60))true; } }")
+      _ = parsed
+      finished.signal()
+    }
+    thread.stackSize = 512 * 1024
+    thread.start()
+    #expect(finished.wait(timeout: .now() + 30) == .success)
+  }
 }
+

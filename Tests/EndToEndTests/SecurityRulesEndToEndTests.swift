@@ -263,3 +263,30 @@ final class LogLines: @unchecked Sendable {
     return stored
   }
 }
+
+/// Rules built to use as much native stack as the limits allow, evaluated by the server's own
+/// threads: the request is denied and the server keeps serving.
+@Suite struct RulesStackExhaustionTests {
+  @Test func deepestRulesTheLimitsAllowDoNotExhaustAHandlerStack() throws {
+    let server = try RunningEmulator(inMemory: true)
+    defer { server.stop() }
+    // Unary operators are nodes (parentheses are not): 60 levels of them, and 10 more per call.
+    let deep = String(repeating: "!", count: 60) + "(n < 0)"
+    let rules = """
+      rules_version = '2';
+      service firebase.storage {
+        function f(n) { return n <= 0 ? \(deep) : !!!!!!!!!!f(n - 1) || \(deep); }
+        match /b/{bucket}/o/{path=**} { allow read, write: if f(19); }
+      }
+      """
+    var json = [String: Any]()
+    json["rules"] = ["files": [["name": "deep.rules", "content": rules]]]
+    let body = String(decoding: try JSONSerialization.data(withJSONObject: json), as: UTF8.self)
+    #expect(try Curl.request("PUT", server.base + "/internal/setRules", body: body).status == 200)
+    #expect(try Curl.request("POST", server.base + "/v0/b/demo/o?name=a", body: "a").status == 403)
+    #expect(try Curl.request("GET", server.base + "/v0/b/demo/o/a").status == 403)
+    #expect(try Curl.request("PATCH", server.base + "/v0/b/demo/o/a", body: "{}").status == 403)
+    #expect(try Curl.request("GET", server.base + "/v0/b/demo/o?prefix=").status == 403)
+    #expect(try Curl.request("GET", server.base + "/storage/v1/b").status == 200)
+  }
+}
