@@ -41,9 +41,11 @@ extension StorageAPI {
       method: method, bucket: bucket, pathSegments: path, delimiter: delimiter, auth: auth,
       resource: resource?.rulesResource() ?? .null, requestResource: proposed,
       time: .timestamp(milliseconds: Timestamp.nowMilliseconds()))
-    let log = rules.log
-    var notes: [String] = []
-    guard ruleset.evaluate(request, log: { notes.append($0) }) else {
+    guard ruleset.evaluate(request) else {
+      // Denials are the rare case: evaluated again to say why.
+      var notes: [String] = []
+      _ = ruleset.evaluate(request, log: { notes.append($0) })
+      let log = rules.log
       let name = "/" + path.joined(separator: "/")
       log(
         "rules: denied \(method.rawValue) b/\(bucket)/o\(name)\(notes.isEmpty ? "" : ": " + notes.joined(separator: "; "))"

@@ -4,6 +4,26 @@ struct RulesEvalError: Error {
   var location: SourceLocation?
 }
 
+/// A function's parameters and `let`s: a few names, searched from the latest (no hashing).
+struct Locals {
+  private var names: [String] = []
+  private var values: [RulesValue] = []
+
+  func value(_ name: String) -> RulesValue? {
+    var index = names.count
+    while index > 0 {
+      index -= 1
+      if names[index] == name { return values[index] }
+    }
+    return nil
+  }
+
+  mutating func bind(_ name: String, _ value: RulesValue) {
+    names.append(name)
+    values.append(value)
+  }
+}
+
 /// Evaluates expressions for one request, within a budget of steps and a bound on call depth.
 struct RulesEvaluator {
   static let maxSteps = 10_000
@@ -32,7 +52,7 @@ struct RulesEvaluator {
   /// Each kind of node is evaluated by its own small function: the recursion passes through
   /// this dispatcher and one of them, so a level of nesting costs little native stack (a single
   /// function with every case kept a frame of kilobytes per level in debug builds).
-  mutating func evaluate(_ expression: Expression, _ locals: [String: RulesValue]) throws(RulesEvalError)
+  mutating func evaluate(_ expression: Expression, _ locals: Locals) throws(RulesEvalError)
     -> RulesValue
   {
     steps += 1
@@ -60,16 +80,16 @@ struct RulesEvaluator {
     }
   }
 
-  private func variable(_ name: String, _ expression: Expression, _ locals: [String: RulesValue])
+  private func variable(_ name: String, _ expression: Expression, _ locals: Locals)
     throws(RulesEvalError) -> RulesValue
   {
-    if let value = locals[name] { return value }
+    if let value = locals.value(name) { return value }
     if let bound = bindings.last(where: { $0.0 == name }) { return bound.1 }
     if let value = globals[name] { return value }
     throw fail("'\(name)' is not defined here", expression)
   }
 
-  private mutating func list(_ items: [Expression], _ locals: [String: RulesValue]) throws(RulesEvalError)
+  private mutating func list(_ items: [Expression], _ locals: Locals) throws(RulesEvalError)
     -> RulesValue
   {
     var values: [RulesValue] = []
@@ -78,7 +98,7 @@ struct RulesEvaluator {
     return .list(values)
   }
 
-  private mutating func map(_ members: [(String, Expression)], _ locals: [String: RulesValue])
+  private mutating func map(_ members: [(String, Expression)], _ locals: Locals)
     throws(RulesEvalError) -> RulesValue
   {
     var map: [String: RulesValue] = [:]
@@ -86,7 +106,7 @@ struct RulesEvaluator {
     return .map(map)
   }
 
-  private mutating func path(_ parts: [Expression.PathPart], _ locals: [String: RulesValue])
+  private mutating func path(_ parts: [Expression.PathPart], _ locals: Locals)
     throws(RulesEvalError) -> RulesValue
   {
     var text = ""
@@ -106,7 +126,7 @@ struct RulesEvaluator {
   }
 
   private mutating func unary(
-    _ op: String, _ operand: Expression, _ expression: Expression, _ locals: [String: RulesValue]
+    _ op: String, _ operand: Expression, _ expression: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     let value = try evaluate(operand, locals)
     switch (op, value) {
@@ -121,7 +141,7 @@ struct RulesEvaluator {
   }
 
   private mutating func binary(
-    _ op: String, _ left: Expression, _ right: Expression, _ expression: Expression, _ locals: [String: RulesValue]
+    _ op: String, _ left: Expression, _ right: Expression, _ expression: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     if op == "&&" || op == "||" { return try logical(op == "&&", left, right, locals) }
     let a = try evaluate(left, locals)
@@ -134,7 +154,7 @@ struct RulesEvaluator {
   }
 
   private mutating func ternary(
-    _ condition: Expression, _ whenTrue: Expression, _ whenFalse: Expression, _ locals: [String: RulesValue]
+    _ condition: Expression, _ whenTrue: Expression, _ whenFalse: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     guard case .bool(let flag) = try evaluate(condition, locals) else {
       throw fail("the condition of '?:' must be a bool", condition)
@@ -143,7 +163,7 @@ struct RulesEvaluator {
   }
 
   private mutating func member(
-    _ receiver: Expression, _ name: String, _ expression: Expression, _ locals: [String: RulesValue]
+    _ receiver: Expression, _ name: String, _ expression: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     let value = try evaluate(receiver, locals)
     guard case .map(let map) = value else { throw fail("\(value.typeName) has no field '\(name)'", expression) }
@@ -152,7 +172,7 @@ struct RulesEvaluator {
   }
 
   private mutating func index(
-    _ receiver: Expression, _ indexExpression: Expression, _ expression: Expression, _ locals: [String: RulesValue]
+    _ receiver: Expression, _ indexExpression: Expression, _ expression: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     let value = try evaluate(receiver, locals)
     let index = try evaluate(indexExpression, locals)
@@ -165,7 +185,7 @@ struct RulesEvaluator {
 
   private mutating func range(
     _ receiver: Expression, _ startExpression: Expression?, _ endExpression: Expression?, _ expression: Expression,
-    _ locals: [String: RulesValue]
+    _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     let value = try evaluate(receiver, locals)
     var start: RulesValue?
@@ -180,7 +200,7 @@ struct RulesEvaluator {
   }
 
   private mutating func call(
-    _ name: String, _ argumentExpressions: [Expression], _ expression: Expression, _ locals: [String: RulesValue]
+    _ name: String, _ argumentExpressions: [Expression], _ expression: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     var arguments: [RulesValue] = []
     for argument in argumentExpressions { arguments.append(try evaluate(argument, locals)) }
@@ -194,12 +214,12 @@ struct RulesEvaluator {
 
   private mutating func method(
     _ receiver: Expression, _ name: String, _ argumentExpressions: [Expression], _ expression: Expression,
-    _ locals: [String: RulesValue]
+    _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     var arguments: [RulesValue] = []
     for argument in argumentExpressions { arguments.append(try evaluate(argument, locals)) }
     if case .variable(let namespace) = receiver.node, Self.namespaces.contains(namespace),
-      locals[namespace] == nil, globals[namespace] == nil, !bindings.contains(where: { $0.0 == namespace })
+      locals.value(namespace) == nil, globals[namespace] == nil, !bindings.contains(where: { $0.0 == namespace })
     {
       do {
         return try RulesFunctions.namespaced(namespace, name, arguments)
@@ -219,7 +239,7 @@ struct RulesEvaluator {
   /// `&&` and `||` short-circuit, and an error on one side is absorbed when the other side
   /// decides (`error || true` is true, `error && false` is false), as the rules language does.
   private mutating func logical(
-    _ isAnd: Bool, _ left: Expression, _ right: Expression, _ locals: [String: RulesValue]
+    _ isAnd: Bool, _ left: Expression, _ right: Expression, _ locals: Locals
   ) throws(RulesEvalError) -> RulesValue {
     var leftError: RulesEvalError?
     do throws(RulesEvalError) {
@@ -260,9 +280,9 @@ struct RulesEvaluator {
     }
     callDepth += 1
     defer { callDepth -= 1 }
-    var locals: [String: RulesValue] = [:]
-    for (parameter, argument) in zip(function.parameters, arguments) { locals[parameter] = argument }
-    for (name, value) in function.lets { locals[name] = try evaluate(value, locals) }
+    var locals = Locals()
+    for (parameter, argument) in zip(function.parameters, arguments) { locals.bind(parameter, argument) }
+    for (name, value) in function.lets { locals.bind(name, try evaluate(value, locals)) }
     return try evaluate(function.body, locals)
   }
 }

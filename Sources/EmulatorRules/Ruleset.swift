@@ -68,7 +68,7 @@ public struct Ruleset: Sendable {
     for allow in block.allows where allow.methods.contains(method) {
       guard let condition = allow.condition else { return true }
       do {
-        let value = try evaluator.evaluate(condition, [:])
+        let value = try evaluator.evaluate(condition, Locals())
         if case .bool(true) = value { return true }
         if case .bool = value { continue }
         log?("line \(allow.location.line): the condition is \(value.typeName), not bool: false")
