@@ -28,6 +28,10 @@ public enum CommandLineTool {
       --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
                            the file changes); without rules everything is allowed
       --firebase-json FILE take the rules from this firebase.json's "storage" section
+      --upload-session-ttl SECONDS
+                           resumable sessions untouched this long expire (default 86400)
+      --max-upload-sessions N
+                           open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -76,11 +80,19 @@ public enum CommandLineTool {
       case "--bucket": flagBuckets.append(try value())
       case "--rules": configuration.rulesFile = try value()
       case "--firebase-json": configuration.firebaseJSON = try value()
+      case "--upload-session-ttl":
+        try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
+      case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
     return configuration
+  }
+
+  private static func integer(_ flag: String, _ text: String) throws(ConfigurationError) -> ConfigValue {
+    guard let number = Int(text) else { throw ConfigurationError("\(flag) needs an integer, got '\(text)'") }
+    return .integer(number)
   }
 
   /// Runs the command; never returns.
