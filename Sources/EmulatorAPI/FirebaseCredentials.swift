@@ -148,3 +148,31 @@ extension ObjectMetadata {
     return .map(map)
   }
 }
+
+/// The rules view of stored objects by version: an object read again and again (the common
+/// case) is turned into a rules value once. Bounded (cleared when full).
+enum RulesViewCache {
+  struct Key: Hashable {
+    var bucket: String
+    var name: String
+    var generation: Int64
+    var metageneration: Int64
+    var updated: Int64
+  }
+
+  private static let entries = Locked<[Key: RulesValue]>([:])
+  static let limit = 4096
+
+  static func view(of object: ObjectMetadata) -> RulesValue {
+    let key = Key(
+      bucket: object.bucket, name: object.name, generation: object.generation,
+      metageneration: object.metageneration, updated: object.updated)
+    if let hit = entries.withLock({ $0[key] }) { return hit }
+    let view = object.rulesResource()
+    entries.withLock {
+      if $0.count >= limit { $0.removeAll(keepingCapacity: true) }
+      $0[key] = view
+    }
+    return view
+  }
+}

@@ -39,7 +39,7 @@ extension StorageAPI {
     }
     let request = RulesRequest(
       method: method, bucket: bucket, pathSegments: path, delimiter: delimiter, auth: auth,
-      resource: resource?.rulesResource() ?? .null, requestResource: proposed,
+      resource: resource.map(RulesViewCache.view(of:)) ?? .null, requestResource: proposed,
       time: .timestamp(milliseconds: Timestamp.nowMilliseconds()))
     guard ruleset.evaluate(request) else {
       // Denials are the rare case: evaluated again to say why.
