@@ -237,4 +237,29 @@ extension APIHarness {
       h.call("POST", "/v0/b/other/o?name=x", "x").text
         == #"{"error":{"code":403,"message":"Permission denied. Storage Emulator has no loaded ruleset."}}"#)
   }
+
+  @Test func rulesSeeTheObjectAsItIsNowNotACachedOldVersion() throws {
+    try h.setRules(
+      """
+      rules_version = '2';
+      service firebase.storage {
+        match /b/{bucket}/o/{path=**} {
+          allow read: if resource.metadata.get('public', 'no') == 'yes';
+        }
+      }
+      """)
+    let path = "/v0/b/demo/o/flag.txt"
+    #expect(h.call("POST", "/v0/b/demo/o?name=flag.txt", "x", headers: owner).status == 200)
+    #expect(h.call("GET", path).status == 403)
+    for (value, expected) in [("yes", 200), ("no", 403), ("yes", 200)] {
+      let patched = h.call(
+        "PATCH", path, #"{"metadata":{"public":"\#(value)"}}"#, headers: owner + [("content-type", "application/json")])
+      #expect(patched.status == 200)
+      #expect(h.call("GET", path).status == expected, "public=\(value)")
+    }
+    // Overwritten by an upload: a new generation, without the custom key.
+    #expect(h.call("POST", "/v0/b/demo/o?name=flag.txt", "y", headers: owner).status == 200)
+    #expect(h.call("GET", path).status == 403)
+  }
 }
+
