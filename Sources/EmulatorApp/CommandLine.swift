@@ -36,6 +36,13 @@ public enum CommandLineTool {
       --log-level LEVEL    trace, debug, info (one line per request), notice (default),
                            warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
       --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
+      --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
+                           the file changes); without rules everything is allowed
+      --firebase-json FILE take the rules from this firebase.json's "storage" section
+      --upload-session-ttl SECONDS
+                           resumable sessions untouched this long expire (default 86400)
+      --max-upload-sessions N
+                           open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            the environment overrides it, flags override both
       --version            print the version
@@ -102,12 +109,22 @@ public enum CommandLineTool {
         flagWebhooks.append(url)
       case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
       case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
+      case "--rules": configuration.rulesFile = try value()
+      case "--firebase-json": configuration.firebaseJSON = try value()
+      case "--upload-session-ttl":
+        try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
+      case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
     if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
+  }
+
+  private static func integer(_ flag: String, _ text: String) throws(ConfigurationError) -> ConfigValue {
+    guard let number = Int(text) else { throw ConfigurationError("\(flag) needs an integer, got '\(text)'") }
+    return .integer(number)
   }
 
   /// Runs the command; never returns.
@@ -131,8 +148,22 @@ public enum CommandLineTool {
     let log: @Sendable (String) -> Void = { line in logger.notice("\(line)") }
     let emulator: Emulator
     let port: Int
+    let rules: String
     do {
       emulator = try makeEmulator(configuration, log: log, logger: logger)
+    } catch {
+      logger.critical("cannot start: \(error)")
+      sink.flush()
+      exit(1)
+    }
+    do {
+      rules = try emulator.loadRules(log: log)
+    } catch {
+      logger.critical("cannot start: \(error.message)")
+      sink.flush()
+      exit(2)
+    }
+    do {
       port = try emulator.start()
     } catch {
       logger.critical("cannot start: \(error)")
@@ -142,7 +173,7 @@ public enum CommandLineTool {
     sink.flush()
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
     say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
     if configuration.logLevel > .info { say("  request log: off (--log-level info writes one line per request)") }
     let sources = installSignalHandlers(emulator, sink: sink)

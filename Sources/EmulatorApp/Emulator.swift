@@ -1,5 +1,6 @@
 import EmulatorAPI
 import EmulatorHTTP
+import EmulatorRules
 import EmulatorStorage
 import Foundation
 import Logging
@@ -17,6 +18,8 @@ public final class Emulator: Sendable {
   let feed: ChangeFeed
   /// One per `--webhook` URL.
   let webhooks: [WebhookDispatcher]
+  /// Reloads the configured rules files when they change (set by `loadRules`).
+  private let watcher = Locked<RulesWatcher?>(nil)
 
   init(
     configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer,
@@ -29,6 +32,27 @@ public final class Emulator: Sendable {
     self.api = api
     self.server = server
     self.maintenance = maintenance
+  }
+
+  /// Loads the configured security rules and watches their files; returns what the ready line
+  /// says about them. A file that cannot be read or parsed is an error (the emulator must not
+  /// start with rules other than those asked for).
+  @discardableResult
+  public func loadRules(log: @escaping @Sendable (String) -> Void = { _ in }, pollInterval: Double = 1)
+    throws(ConfigurationError) -> String
+  {
+    guard let files = try RulesLoader.files(for: configuration) else {
+      return "no security rules: every request is allowed"
+    }
+    do {
+      try api.rules.replace(with: files)
+    } catch {
+      throw ConfigurationError(error.description)
+    }
+    let watcher = RulesWatcher(configuration: configuration, registry: api.rules, files: files, log: log)
+    watcher.start(interval: pollInterval)
+    self.watcher.withLock { $0 = watcher }
+    return "security rules from \(files.map(\.name).joined(separator: ", "))"
   }
 
   /// Starts listening; returns the bound port (useful with port 0).
@@ -44,8 +68,10 @@ public final class Emulator: Sendable {
   /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), writes the
   /// `exportOnExit` export if configured, then closes the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
+    watcher.withLock { $0?.stop() }
     feed.close()  // answers the web UI's long polls, so they do not hold up the shutdown
     server.shutdown(gracePeriod: gracePeriod)
+    api.sessions.stopSweeping()
     // Events of the last requests still go out (for at most a second).
     for webhook in webhooks { webhook.stop(timeout: 1) }
     if let directory = configuration.exportOnExit {
@@ -88,7 +114,11 @@ public func makeEmulator(
   // place) and resumable sessions live beside them (so they survive a restart).
   let spool = scratch.appendingPathComponent("tmp")
   try? FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-  let sessions = try UploadSessions(directory: scratch.appendingPathComponent("uploads"), log: log)
+  var sessionOptions = configuration.uploadSessions
+  sessionOptions.fsync = configuration.fsync && !configuration.inMemory
+  let sessions = try UploadSessions(
+    directory: scratch.appendingPathComponent("uploads"), options: sessionOptions, log: log)
+  sessions.startSweeping()
   let store = try ObjectStore(
     backend: backend, options: ObjectStore.Options(strictBuckets: configuration.strictBuckets), log: log)
   for bucket in configuration.buckets {
@@ -109,7 +139,8 @@ public func makeEmulator(
   if let seed = configuration.seedDirectory {
     _ = try SeedLoader(store: store, spoolDirectory: spool.path, log: log).load(from: seed)
   }
-  let api = StorageAPI(store: store, sessions: sessions, limits: configuration.api)
+  let api = StorageAPI(
+    store: store, sessions: sessions, limits: configuration.api, rules: RulesRegistry(log: log))
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)

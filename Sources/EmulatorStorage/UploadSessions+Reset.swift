@@ -19,6 +19,7 @@ extension UploadSessions {
       unlink(partPath(id))
       unlink(recordPath(id))
       unlink(directory + "/" + id + ".commit")
+      unlink(directory + "/." + id + ".tmp")
       sessions.withLock { _ = $0.removeValue(forKey: id) }
       lock.unlock()
     }
