@@ -130,6 +130,7 @@ public enum CommandLineTool {
   /// Runs the command; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
     if arguments.first == "health" { exit(HealthCheck.run(Array(arguments.dropFirst()))) }
+    ShutdownSignals.block()
     let configuration: EmulatorConfiguration
     do {
       guard let parsed = try parse(arguments) else {
@@ -176,27 +177,12 @@ public enum CommandLineTool {
     say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
     say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
     if configuration.logLevel > .info { say("  request log: off (--log-level info writes one line per request)") }
-    let sources = installSignalHandlers(emulator, sink: sink)
-    withExtendedLifetime(sources) { dispatchMain() }
-  }
-
-  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
-  private static func installSignalHandlers(_ emulator: Emulator, sink: LogSink) -> [any DispatchSourceSignal] {
-    let queue = DispatchQueue(label: "storage-emulator.signals")
-    var sources: [any DispatchSourceSignal] = []
-    for signalNumber in [SIGINT, SIGTERM] {
-      signal(signalNumber, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-      source.setEventHandler {
-        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
-        sink.flush()
-        say("storage-emulator stopped")
-        exit(0)
-      }
-      source.activate()
-      sources.append(source)
-    }
-    return sources
+    _ = ShutdownSignals.wait()
+    // SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
+    emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
+    sink.flush()
+    say("storage-emulator stopped")
+    exit(0)
   }
 
   /// What each client family needs to find the emulator, printed after the ready line.
