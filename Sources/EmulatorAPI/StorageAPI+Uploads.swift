@@ -99,12 +99,13 @@ extension StorageAPI {
     if firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
     }
-    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: source) }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
     // Taken only now: a spooled file handed over earlier would be left behind by an error above.
+    // From here on it is removed on every failure (by the rules check when it denies, by the store).
     let data = source()
+    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
     let object = try storage { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     }
