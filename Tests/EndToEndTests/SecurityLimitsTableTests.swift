@@ -5,6 +5,7 @@ import Testing
 
 @testable import EmulatorAPI
 @testable import EmulatorHTTP
+@testable import EmulatorRules
 
 /// SECURITY.md's limits table against the code: every row's value must be what the named
 /// configuration default or constant is, every name must be known, and every limit known here
@@ -37,6 +38,13 @@ import Testing
       "GzipInflater.maxMembersPerCall": GzipInflater.maxMembersPerCall,
       "GzipInflater.outputBytes": GzipInflater.outputBytes,
       "RenderCache.capacity": RenderCache().capacity,
+      "Ruleset.maxSourceBytes": Ruleset.maxSourceBytes,
+      "Ruleset.maxTokens": Ruleset.maxTokens,
+      "RulesParser.maxDepth": RulesParser.maxDepth,
+      "RulesEvaluator.maxSteps": RulesEvaluator.maxSteps,
+      "RulesEvaluator.maxCallDepth": RulesEvaluator.maxCallDepth,
+      "RulesEvaluator.maxValueSize": RulesEvaluator.maxValueSize,
+      "RulesRegex.maxPatternLength": RulesRegex.maxPatternLength,
       "max_connections": server.maxConnections,
       "header_timeout_seconds": Int(server.timeouts.headerSeconds),
       "body_stall_timeout_seconds": Int(server.timeouts.bodyStallSeconds),
