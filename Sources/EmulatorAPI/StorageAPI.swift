@@ -1,4 +1,5 @@
 import EmulatorHTTP
+import EmulatorRules
 import EmulatorStorage
 
 /// Limits the API applies on top of the HTTP layer's.
@@ -19,17 +20,21 @@ public final class StorageAPI: HTTPHandler {
   public let limits: APILimits
   /// Checks signed URLs and POST policies (`StorageAPI+SignedURLs.swift`).
   public let signing: SignedURLVerifier
+  /// Security rules for the Firebase surface; empty: everything allowed (see StorageAPI+Rules).
+  public let rules: RulesRegistry
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
 
   public init(
     store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(),
+    rules: RulesRegistry = RulesRegistry(),
     signing: SignedURLVerifier = SignedURLVerifier()
   ) {
     self.store = store
     self.sessions = sessions
     self.limits = limits
     self.signing = signing
+    self.rules = rules
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -38,16 +43,8 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
-    let method = head.method
-    guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
-    let path = head.rawPath
-    if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
-      || path.utf8.starts(with: "/resumable/".utf8)
-      || head.rawQuery.utf8Range(of: "uploadType=") != nil || Self.postPolicyBucket(head) != nil
-    {
-      return limits.maxUploadBytes
-    }
-    return limits.maxMetadataBytes
+    if head.method == "POST", Self.postPolicyBucket(head) != nil { return limits.maxUploadBytes }
+    return BodyLimits.limit(for: head, limits)
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
@@ -56,6 +53,7 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    if let response = setRulesResponse(request) { return response }
     if let bucket = Self.postPolicyBucket(request.head) { return postPolicyUpload(request, bucket: bucket) }
     switch prepare(request) {
     case .success(let context): return run(context)
@@ -69,6 +67,7 @@ public final class StorageAPI: HTTPHandler {
   /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
+    if let response = setRulesResponse(request) { return .respond(response) }
     if let bucket = Self.postPolicyBucket(request.head) {
       return .blocking { [self] in postPolicyUpload(request, bucket: bucket) }
     }
@@ -227,6 +226,7 @@ public final class StorageAPI: HTTPHandler {
         throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
       case (_, "DELETE"):
         try Self.validate(name)
+        try authorizeDelete(context, bucket: bucket, name: name)
         let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
         try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
         return HTTPResponse(status: 204)
@@ -263,6 +263,7 @@ public final class StorageAPI: HTTPHandler {
   // MARK: Objects
 
   private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    try authorizeList(context, bucket: bucket)
     let query = try RequestOptions.listQuery(context.query)
     let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
     return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
@@ -270,6 +271,7 @@ public final class StorageAPI: HTTPHandler {
 
   private func getMetadata(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
+    try authorizeRead(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
@@ -298,11 +300,12 @@ public final class StorageAPI: HTTPHandler {
     let conditions: Preconditions
     do throws(APIError) {
       try Self.validate(name)
-      let body = try RequestOptions.jsonObject(context.request.body)
+      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       let options = MetadataPatch.Options(
         replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+      try authorizePatch(context, bucket: bucket, name: name, patch: patch)
     } catch {
       return responder.reply(error.response(firebase: firebase))
     }

@@ -29,7 +29,10 @@ struct PostPolicyForm {
     }
     let parts: [MultipartRelated.Part]
     do {
-      parts = try MultipartRelated.parse(body, boundary: boundary)
+      // The fields come first (64 KiB each at most), then the file; at most maxFields + 1 parts.
+      parts = try MultipartRelated.parse(
+        body, boundary: boundary,
+        limits: MultipartRelated.Limits(maxFirstPartBytes: Self.maxFieldBytes, maxParts: Self.maxFields + 1))
     } catch {
       throw .invalid(error.message)
     }
@@ -50,13 +53,14 @@ struct PostPolicyForm {
       }
       if name == "file" {
         sawFile = true
-        file = part.body
+        file = Array(body[part.range])
         fileName = header["filename"]
         fileContentType = part.headers["content-type"]
         continue
       }
       guard fields.count < Self.maxFields else { throw .invalid("The form has more than \(Self.maxFields) fields.") }
-      guard part.body.count <= Self.maxFieldBytes, let value = String(validating: part.body, as: UTF8.self) else {
+      guard part.range.count <= Self.maxFieldBytes, let value = String(validating: body[part.range], as: UTF8.self)
+      else {
         throw .invalid("The form field '\(name)' is over \(Self.maxFieldBytes) bytes or not UTF-8.")
       }
       guard fields[name] == nil else { throw .invalid("The form field '\(name)' is given twice.") }
