@@ -104,7 +104,8 @@ extension StorageAPI {
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
-      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
+      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase,
+      createsBucket: createsBucket(context.route.surface))
     let object = try storage { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: source, upload: upload, conditions: conditions)
     }
@@ -156,7 +157,10 @@ extension StorageAPI {
     try Self.validate(name)
     _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: patchOptions(context)) }
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    try storage { () throws(StorageError) in
+      try store.checkWrite(
+        bucket: bucket, name: name, conditions: conditions, createsBucket: createsBucket(context.route.surface))
+    }
     var expected: Int64?
     if let text = headers["x-upload-content-length"], !text.isEmpty {
       guard let value = Int64(text), value >= 0 else {
@@ -239,10 +243,22 @@ extension StorageAPI {
       var headers: HTTPHeaders = [:]
       if current.received > 0 { headers.add("range", "bytes=0-\(current.received - 1)") }
       headers.add("x-guploader-uploadid", id)
-      return HTTPResponse(status: 308, headers: headers)
+      return Self.resumeIncomplete(request.headers, headers)
     }
     let hashes = try Self.expectedHashes(document: nil, header: request.headers["x-goog-hash"])
     return try completeSession(context, current, hashes: hashes)
+  }
+
+  /// "Resume incomplete": a bare 308, or, for a request with `X-GUploader-No-308: yes` (the Go
+  /// clients' gensupport, whose HTTP stack would take 308 for a redirect), a 200 with
+  /// `X-HTTP-Status-Code-Override: 308`, as GCS answers it.
+  static func resumeIncomplete(_ requestHeaders: HTTPHeaders, _ headers: HTTPHeaders) -> HTTPResponse {
+    var headers = headers
+    guard requestHeaders["x-guploader-no-308"]?.trimmingASCIIWhitespace().lowercased() == "yes" else {
+      return HTTPResponse(status: 308, headers: headers)
+    }
+    headers.set("x-http-status-code-override", "308")
+    return HTTPResponse(status: 200, headers: headers)
   }
 
   private func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
@@ -295,7 +311,7 @@ extension StorageAPI {
     let fromDocument = try Self.expectedHashes(document: document, header: nil)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
-      createDownloadToken: session.firebase)
+      createDownloadToken: session.firebase, createsBucket: session.firebase || limits.lenientBuckets)
     let object = try storage { () throws(StorageError) in
       try sessions.complete(session.id) { (path: String) throws(StorageError) -> ObjectMetadata in
         try store.insert(

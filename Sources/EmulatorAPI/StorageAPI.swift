@@ -7,6 +7,9 @@ public struct APILimits: Sendable, Equatable {
   public var maxMetadataBytes = 1 << 20
   /// One uploaded object. Larger: 413.
   public var maxUploadBytes = 1 << 30
+  /// When set, a write on a GCS surface to a missing bucket creates it (the old lenient
+  /// behaviour); otherwise it is 404 as on GCS. Firebase `/v0` writes always create it.
+  public var lenientBuckets = false
 
   public init() {}
 }
@@ -72,7 +75,7 @@ public final class StorageAPI: HTTPHandler {
         && (surface == .json || surface == .bare)
         && context.query["upload_id"] == nil && context.query["alt"] != "media"
       if readsMemoryOnly { return .respond(run(context)) }
-      if case .object(let bucket, let name) = context.route.resource, let replace = Self.updateKind(context) {
+      if case .object(let bucket, let name) = context.route.resource, !name.isEmpty, let replace = Self.updateKind(context) {
         return .deferred { [self] in update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
       }
       return .blocking { [self] in run(context) }
@@ -190,6 +193,8 @@ public final class StorageAPI: HTTPHandler {
       default:
         throw Self.notAllowed(method, "GET, HEAD")
       }
+    case .object(let bucket, let name) where name.isEmpty:
+      throw APIError(404, .notFound, "No such object: \(bucket)/ (an object name cannot be empty).")
     case .object(let bucket, let name):
       switch (context.route.surface, method) {
       case (.upload, _):
@@ -224,6 +229,10 @@ public final class StorageAPI: HTTPHandler {
       }
     }
   }
+
+  /// Whether a write on this surface creates a missing bucket (Firebase always does, as its
+  /// emulator creates the default bucket; GCS surfaces only with `lenientBuckets`).
+  func createsBucket(_ surface: Surface) -> Bool { surface.isFirebase || limits.lenientBuckets }
 
   static func notAllowed(_ method: String, _ allow: String) -> APIError {
     APIError(

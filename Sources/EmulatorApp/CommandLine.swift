@@ -23,7 +23,10 @@ public enum CommandLineTool {
       --data-dir DIR       data folder (default ./storage-emulator-data)
       --in-memory          keep everything in memory; nothing is written to disk
       --fsync              sync to disk before acknowledging writes
-      --strict-buckets     refuse uploads to buckets that were not created first
+      --strict-buckets     refuse uploads to buckets that were not created first, on
+                           every surface (Firebase /v0 included)
+      --lenient-buckets    a write on a GCS surface to a missing bucket creates it
+                           (default: 404 as on GCS; Firebase /v0 always creates it)
       --bucket NAME        create this bucket at start-up (repeatable)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
@@ -70,6 +73,7 @@ public enum CommandLineTool {
       case "--in-memory": configuration.inMemory = true
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
+      case "--lenient-buckets": configuration.api.lenientBuckets = true
       case "--bucket": flagBuckets.append(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }

@@ -9,7 +9,11 @@ import Testing
 struct APIHarness {
   let api: StorageAPI
 
-  init(limits: APILimits = APILimits(), strictBuckets: Bool = false) throws {
+  /// Lenient buckets by default: most tests write without creating the bucket first; the GCS
+  /// default (404) is tested with `lenientBuckets: false`.
+  init(limits: APILimits = APILimits(), strictBuckets: Bool = false, lenientBuckets: Bool = true) throws {
+    var limits = limits
+    limits.lenientBuckets = lenientBuckets
     let store = try ObjectStore(backend: MemoryBackend(), options: .init(strictBuckets: strictBuckets))
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-api-\(UUID().uuidString)")
     api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder), limits: limits)

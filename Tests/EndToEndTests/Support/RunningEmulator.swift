@@ -21,6 +21,8 @@ final class RunningEmulator {
     configuration.server.port = 0
     configuration.dataDirectory = folder.appendingPathComponent("data").path
     configuration.inMemory = inMemory
+    // Most tests write without creating buckets; GCS's 404 for that is tested with this off.
+    configuration.api.lenientBuckets = true
     configure(&configuration)
     emulator = try makeEmulator(configuration)
     port = try emulator.start()
