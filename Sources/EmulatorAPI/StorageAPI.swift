@@ -10,6 +10,8 @@ public struct APILimits: Sendable, Equatable {
   /// When set, a write on a GCS surface to a missing bucket creates it (the old lenient
   /// behaviour); otherwise it is 404 as on GCS. Firebase `/v0` writes always create it.
   public var lenientBuckets = false
+  /// The XML API's virtual host: `Host: <bucket>.<this>` addresses a bucket (see `XMLRoute`).
+  public var xmlVirtualHost = "localhost"
 
   public init() {}
 }
@@ -22,11 +24,16 @@ public final class StorageAPI: HTTPHandler {
   public let limits: APILimits
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
+  /// Called with every XML API request before it is handled (where signed URLs are checked).
+  let xmlGate: XMLGate?
 
-  public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {
+  public init(
+    store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(), xmlGate: XMLGate? = nil
+  ) {
     self.store = store
     self.sessions = sessions
     self.limits = limits
+    self.xmlGate = xmlGate
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -37,6 +44,7 @@ public final class StorageAPI: HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
     let method = head.method
     guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
+    if case .success? = xmlRoute(head) { return limits.maxUploadBytes }
     let path = head.rawPath
     if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
       || path.utf8.starts(with: "/resumable/".utf8)
@@ -53,7 +61,12 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
-    switch prepare(request) {
+    switch xmlRoute(request.head) {
+    case .success(let route)?: return xml(request, route)
+    case .failure(let error)?: return error.response
+    case nil: break
+    }
+    return switch prepare(request) {
     case .success(let context): run(context)
     case .failure(let failure): failure.response
     }
@@ -65,6 +78,11 @@ public final class StorageAPI: HTTPHandler {
   /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
+    switch xmlRoute(request.head) {
+    case .success(let route)?: return .blocking { [self] in xml(request, route) }
+    case .failure(let error)?: return .respond(error.response)
+    case nil: break
+    }
     switch prepare(request) {
     case .failure(let failure):
       return .respond(failure.response)
@@ -75,7 +93,9 @@ public final class StorageAPI: HTTPHandler {
         && (surface == .json || surface == .bare)
         && context.query["upload_id"] == nil && context.query["alt"] != "media"
       if readsMemoryOnly { return .respond(run(context)) }
-      if case .object(let bucket, let name) = context.route.resource, !name.isEmpty, let replace = Self.updateKind(context) {
+      if case .object(let bucket, let name) = context.route.resource, !name.isEmpty,
+        let replace = Self.updateKind(context)
+      {
         return .deferred { [self] in update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
       }
       return .blocking { [self] in run(context) }

@@ -27,6 +27,7 @@ public enum CommandLineTool {
                            every surface (Firebase /v0 included)
       --lenient-buckets    a write on a GCS surface to a missing bucket creates it
                            (default: 404 as on GCS; Firebase /v0 always creates it)
+      --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
@@ -74,6 +75,7 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--lenient-buckets": configuration.api.lenientBuckets = true
+      case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }

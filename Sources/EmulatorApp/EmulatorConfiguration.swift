@@ -61,6 +61,7 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "fsync": fsync = try value.bool(key)
     case "strict_buckets": strictBuckets = try value.bool(key)
     case "lenient_buckets": api.lenientBuckets = try value.bool(key)
+    case "xml_virtual_host": api.xmlVirtualHost = try value.string(key)
     case "buckets": buckets = try value.strings(key)
     case "max_upload_bytes": api.maxUploadBytes = try value.integer(key, in: 0...Int.max)
     case "max_metadata_bytes": api.maxMetadataBytes = try value.integer(key, in: 2...Int.max)
