@@ -1,4 +1,5 @@
 import EmulatorHTTP
+import Foundation
 import EmulatorStorage
 
 /// Limits the API applies on top of the HTTP layer's.
@@ -26,6 +27,8 @@ public final class StorageAPI: HTTPHandler {
   let renderCache = RenderCache()
   /// Called with every XML API request before it is handled (where signed URLs are checked).
   let xmlGate: XMLGate?
+  /// XML multipart uploads, beside the resumable sessions' folder (nil: it could not be made).
+  let multipart: MultipartUploads?
 
   public init(
     store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(), xmlGate: XMLGate? = nil
@@ -34,6 +37,8 @@ public final class StorageAPI: HTTPHandler {
     self.sessions = sessions
     self.limits = limits
     self.xmlGate = xmlGate
+    self.multipart = try? MultipartUploads(
+      directory: URL(fileURLWithPath: sessions.directory + "-xml-multipart"), maxBytes: Int64(limits.maxUploadBytes))
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -44,7 +49,8 @@ public final class StorageAPI: HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
     let method = head.method
     guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
-    if case .success? = xmlRoute(head) { return limits.maxUploadBytes }
+    // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document.
+    if case .success? = xmlRoute(head) { return method == "PUT" ? limits.maxUploadBytes : limits.maxMetadataBytes }
     let path = head.rawPath
     if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
       || path.utf8.starts(with: "/resumable/".utf8)

@@ -204,7 +204,6 @@ import Testing
     #expect(h.call("DELETE", "/newbkt").status == 204)
     #expect(h.call("DELETE", "/newbkt").status == 404)
     #expect(h.call("POST", "/bkt/x").status == 405)
-    #expect(h.call("POST", "/bkt/x?uploads").status == 501)
   }
 
   @Test func xmlSpecialCharactersAreEscapedInListings() throws {

@@ -65,8 +65,7 @@ extension StorageAPI {
     }
     try xml { () throws(StorageError) in try Naming.validateObjectName(name) }
     if query["uploads"] != nil || query["uploadId"] != nil {
-      // Not emulated yet: refused plainly rather than taken for a plain PUT or GET.
-      throw XMLError(501, "NotImplemented", "XML multipart uploads are not emulated; use a single PUT.")
+      return try xmlMultipart(request, query, bucket: bucket, name: name)
     }
     switch method {
     case "GET", "HEAD": return try xmlGet(request, query, bucket: bucket, name: name)
