@@ -206,6 +206,15 @@ import Testing
     #expect(h.call("POST", "/bkt/x").status == 405)
   }
 
+  @Test func subresourceRequestsAreRefusedNotTakenForObjects() throws {
+    #expect(h.call("PUT", "/bkt/o", "data").status == 200)
+    let acl = h.call("PUT", "/bkt/o?acl", "<AccessControlList/>")
+    #expect(acl.status == 501)
+    #expect(acl.text.contains("NotImplemented"))
+    #expect(h.call("GET", "/bkt/o").text == "data")
+    #expect(h.call("GET", "/bkt?cors").status == 501)
+  }
+
   @Test func xmlSpecialCharactersAreEscapedInListings() throws {
     #expect(h.call("PUT", "/bkt/%3Ca%26b%3E", "x").status == 200)
     let text = h.call("GET", "/bkt?list-type=2").text

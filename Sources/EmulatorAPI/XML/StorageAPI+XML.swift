@@ -46,6 +46,10 @@ extension StorageAPI {
     -> HTTPResponse
   {
     let method = request.method
+    if let name = Self.subresources.first(where: { query[$0] != nil }) {
+      // Never taken for the plain request: a PUT ?acl must not overwrite the object.
+      throw XMLError(501, "NotImplemented", "The ?\(name) subresource is not emulated.")
+    }
     guard let bucket = route.bucket else {
       guard method == "GET" || method == "HEAD" else { throw Self.xmlNotAllowed(method, "GET, HEAD") }
       return xmlListBuckets()
@@ -80,6 +84,13 @@ extension StorageAPI {
     default: throw Self.xmlNotAllowed(method, "GET, HEAD, PUT, DELETE")
     }
   }
+
+  /// Query keys that name a bucket or object subresource the emulator does not serve.
+  static let subresources = [
+    "acl", "cors", "lifecycle", "logging", "website", "tagging", "versioning", "billing", "encryption",
+    "encryptionConfig", "iam", "storageClass", "retention", "legal-hold", "policy", "notification", "location",
+    "requestPayment", "object-lock", "websiteConfig",
+  ]
 
   /// Runs a store call, turning its error into an XML one.
   func xml<T>(_ body: () throws(StorageError) -> T) throws(XMLError) -> T {
