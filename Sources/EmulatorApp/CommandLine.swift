@@ -29,6 +29,10 @@ public enum CommandLineTool {
                            (default: 404 as on GCS; Firebase /v0 always creates it)
       --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
+      --upload-session-ttl SECONDS
+                           resumable sessions untouched this long expire (default 86400)
+      --max-upload-sessions N
+                           open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -77,11 +81,19 @@ public enum CommandLineTool {
       case "--lenient-buckets": configuration.api.lenientBuckets = true
       case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
+      case "--upload-session-ttl":
+        try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
+      case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
     return configuration
+  }
+
+  private static func integer(_ flag: String, _ text: String) throws(ConfigurationError) -> ConfigValue {
+    guard let number = Int(text) else { throw ConfigurationError("\(flag) needs an integer, got '\(text)'") }
+    return .integer(number)
   }
 
   /// Runs the command; never returns.
