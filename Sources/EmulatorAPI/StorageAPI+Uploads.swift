@@ -249,18 +249,6 @@ extension StorageAPI {
     return try completeSession(context, current, hashes: hashes)
   }
 
-  /// "Resume incomplete": a bare 308, or, for a request with `X-GUploader-No-308: yes` (the Go
-  /// clients' gensupport, whose HTTP stack would take 308 for a redirect), a 200 with
-  /// `X-HTTP-Status-Code-Override: 308`, as GCS answers it.
-  static func resumeIncomplete(_ requestHeaders: HTTPHeaders, _ headers: HTTPHeaders) -> HTTPResponse {
-    var headers = headers
-    guard requestHeaders["x-guploader-no-308"]?.trimmingASCIIWhitespace().lowercased() == "yes" else {
-      return HTTPResponse(status: 308, headers: headers)
-    }
-    headers.set("x-http-status-code-override", "308")
-    return HTTPResponse(status: 200, headers: headers)
-  }
-
   private func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
     try storage { () throws(StorageError) in
       if let file = request.bodyFile {

@@ -203,9 +203,13 @@ struct Reply {
   }
 
   @Test func unknownRoutesAre404AndWrongMethods405WithAllow() {
-    let unknown = h.call("GET", "/nothing/here")
+    let unknown = h.call("GET", "/storage/nothing/here")
     #expect(unknown.status == 404)
     #expect(unknown.json["error"] != nil)
+    // Any other first segment is an XML API bucket.
+    let xml = h.call("GET", "/nothing/here")
+    #expect(xml.status == 404)
+    #expect(xml.text.contains("<Code>NoSuchBucket</Code>"))
     let wrong = h.call("POST", "/storage/v1/b/bkt/o/x")
     #expect(wrong.status == 405)
     #expect(wrong.header("allow") == "GET, HEAD, PATCH, PUT, DELETE")

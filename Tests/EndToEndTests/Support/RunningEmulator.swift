@@ -41,7 +41,8 @@ final class EmulatorProcess {
 
   init(arguments: [String]) throws {
     process.executableURL = Self.executableURL()
-    process.arguments = ["--port", "0"] + arguments
+    // Lenient buckets, as in `RunningEmulator`: these tests write without creating buckets.
+    process.arguments = ["--port", "0", "--lenient-buckets"] + arguments
     output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
