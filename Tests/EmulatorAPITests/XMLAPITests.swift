@@ -115,6 +115,23 @@ import Testing
     #expect(h.call("PUT", "/bkt/n", "new", headers: [("x-goog-if-generation-match", "0")]).status == 200)
   }
 
+  @Test func unmodifiedSinceAndNoncurrentGenerations() throws {
+    #expect(h.call("POST", "/storage/v1/b", #"{"name":"vbkt","versioning":{"enabled":true}}"#).status == 200)
+    let first = h.call("PUT", "/vbkt/v", "one")
+    let generation = try #require(first.header("x-goog-generation"))
+    #expect(h.call("PUT", "/vbkt/v", "two").status == 200)
+    #expect(h.call("GET", "/vbkt/v").text == "two")
+    let old = h.call("GET", "/vbkt/v?generation=\(generation)")
+    #expect(old.status == 200)
+    #expect(old.text == "one")
+    #expect(
+      h.call("GET", "/vbkt/v", headers: [("if-unmodified-since", "Sun, 06 Nov 1994 08:49:37 GMT")]).status == 412)
+    #expect(
+      h.call("GET", "/vbkt/v", headers: [("if-unmodified-since", "Fri, 01 Jan 2100 00:00:00 GMT")]).status == 200)
+    #expect(h.call("DELETE", "/vbkt/v?generation=\(generation)").status == 204)
+    #expect(h.call("GET", "/vbkt/v?generation=\(generation)").status == 404)
+  }
+
   @Test func putChecksHashes() throws {
     let bad = h.call("PUT", "/bkt/h", "hello world", headers: [("content-md5", "AAAAAAAAAAAAAAAAAAAAAA==")])
     #expect(bad.status == 400)
