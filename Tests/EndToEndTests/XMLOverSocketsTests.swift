@@ -40,4 +40,35 @@ import Testing
     // The JSON surfaces are routed as before.
     #expect(try Curl.request("GET", base + "/storage/v1/b/xbkt").json["name"] as? String == "xbkt")
   }
+
+  /// Parts over 1 MiB are spooled to disk by the HTTP layer and handed over as files.
+  @Test func xmlMultipartUploadWithSpooledPartsOverSockets() throws {
+    let server = try RunningEmulator { $0.api.lenientBuckets = false }
+    defer {
+      server.stop()
+      server.removeFolder()
+    }
+    let base = server.base
+    #expect(try Curl.request("PUT", base + "/mbkt").status == 200)
+    let initiated = try Curl.request("POST", base + "/mbkt/big%20file?uploads", headers: ["Content-Type: text/x"])
+    #expect(initiated.status == 200)
+    let id = try #require(initiated.text.components(separatedBy: "<UploadId>").last?.components(separatedBy: "<").first)
+    let first = [UInt8](repeating: 0x61, count: 5 << 20)
+    let second = [UInt8]((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0) })
+    let tag2 = try #require(
+      try Curl().perform("PUT", base + "/mbkt/big%20file?partNumber=2&uploadId=\(id)", body: second).header("etag"))
+    let tag1 = try #require(
+      try Curl().perform("PUT", base + "/mbkt/big%20file?partNumber=1&uploadId=\(id)", body: first).header("etag"))
+    let document =
+      "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\(tag1)</ETag></Part>"
+      + "<Part><PartNumber>2</PartNumber><ETag>\(tag2)</ETag></Part></CompleteMultipartUpload>"
+    let done = try Curl.request("POST", base + "/mbkt/big%20file?uploadId=\(id)", body: document)
+    #expect(done.status == 200, "\(done.text)")
+    let got = try Curl().perform("GET", base + "/mbkt/big%20file")
+    #expect(got.body == first + second)
+    #expect(got.header("content-type") == "text/x")
+    // The JSON API sees the same object.
+    let json = try Curl.request("GET", base + "/storage/v1/b/mbkt/o/big%20file")
+    #expect(json.json["size"] as? String == String(first.count + second.count))
+  }
 }
