@@ -9,7 +9,9 @@ let package = Package(
   ],
   dependencies: [
     // MD5 and SHA-256 from a maintained implementation (Foundation on Linux has neither).
-    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0")
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    // The request log and start-up messages go through the standard logging API.
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
   ],
   targets: [
     // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
@@ -25,10 +27,18 @@ let package = Package(
     ),
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+    // Firebase Security Rules for Storage: parser and evaluator with its own value model.
+    // Knows nothing of HTTP or of the store.
+    .target(name: "EmulatorRules", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
-    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "CZlib"]),
+    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "CZlib"]),
     // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
-    .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]),
+    .target(
+      name: "EmulatorApp",
+      dependencies: [
+        "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
 
     // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.
@@ -38,6 +48,10 @@ let package = Package(
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
+    .testTarget(
+      name: "EmulatorRulesTests", dependencies: ["EmulatorRules", "EmulatorStorage"],
+      resources: [.copy("Fixtures")]
+    ),
     .testTarget(
       name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"],
       resources: [.copy("Fixtures")]

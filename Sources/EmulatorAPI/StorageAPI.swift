@@ -1,6 +1,7 @@
 import EmulatorHTTP
-import Foundation
+import EmulatorRules
 import EmulatorStorage
+import Foundation
 
 /// Limits the API applies on top of the HTTP layer's.
 public struct APILimits: Sendable, Equatable {
@@ -23,6 +24,8 @@ public final class StorageAPI: HTTPHandler {
   public let store: ObjectStore
   public let sessions: UploadSessions
   public let limits: APILimits
+  /// Security rules for the Firebase surface; empty: everything allowed (see StorageAPI+Rules).
+  public let rules: RulesRegistry
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
   /// Called with every XML API request before it is handled (where signed URLs are checked).
@@ -31,11 +34,13 @@ public final class StorageAPI: HTTPHandler {
   let multipart: MultipartUploads?
 
   public init(
-    store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(), xmlGate: XMLGate? = nil
+    store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(),
+    rules: RulesRegistry = RulesRegistry(), xmlGate: XMLGate? = nil
   ) {
     self.store = store
     self.sessions = sessions
     self.limits = limits
+    self.rules = rules
     self.xmlGate = xmlGate
     self.multipart = try? MultipartUploads(
       directory: URL(fileURLWithPath: sessions.directory + "-xml-multipart"), maxBytes: Int64(limits.maxUploadBytes))
@@ -67,6 +72,7 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    if let response = setRulesResponse(request) { return response }
     switch xmlRoute(request.head) {
     case .success(let route)?: return xml(request, route)
     case .failure(let error)?: return error.response
@@ -84,6 +90,7 @@ public final class StorageAPI: HTTPHandler {
   /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
+    if let response = setRulesResponse(request) { return .respond(response) }
     switch xmlRoute(request.head) {
     case .success(let route)?: return .blocking { [self] in xml(request, route) }
     case .failure(let error)?: return .respond(error.response)
@@ -245,6 +252,7 @@ public final class StorageAPI: HTTPHandler {
         throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
       case (_, "DELETE"):
         try Self.validate(name)
+        try authorizeDelete(context, bucket: bucket, name: name)
         let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
         try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
         return HTTPResponse(status: 204)
@@ -285,6 +293,7 @@ public final class StorageAPI: HTTPHandler {
   // MARK: Objects
 
   private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    try authorizeList(context, bucket: bucket)
     let query = try RequestOptions.listQuery(context.query)
     let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
     return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
@@ -292,6 +301,7 @@ public final class StorageAPI: HTTPHandler {
 
   private func getMetadata(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
+    try authorizeRead(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
@@ -325,6 +335,7 @@ public final class StorageAPI: HTTPHandler {
         replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+      try authorizePatch(context, bucket: bucket, name: name, patch: patch)
     } catch {
       return responder.reply(error.response(firebase: firebase))
     }

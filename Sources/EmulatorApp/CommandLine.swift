@@ -1,6 +1,7 @@
 import Dispatch
 import EmulatorStorage
 import Foundation
+import Logging
 
 #if canImport(Glibc)
   import Glibc
@@ -14,6 +15,7 @@ public enum CommandLineTool {
 
   static let usage = """
     Usage: storage-emulator [serve] [options]
+           storage-emulator health [--host HOST] [--port PORT]   (exit 0 when GET /internal/health is 200)
 
     A local emulator of Cloud Storage: the Firebase Storage /v0 API and the GCS JSON API.
 
@@ -29,18 +31,32 @@ public enum CommandLineTool {
                            (default: 404 as on GCS; Firebase /v0 always creates it)
       --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
+      --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
+                           beside a file holds its metadata (idempotent)
+      --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
+                           storage_export/) at start-up
+      --export-on-exit DIR write a Firebase emulator export to DIR on a clean stop
+      --webhook URL        POST a CloudEvent for every change to URL (http only; repeatable)
+      --log-level LEVEL    trace, debug, info (one line per request), notice (default),
+                           warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
+      --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
+      --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
+                           the file changes); without rules everything is allowed
+      --firebase-json FILE take the rules from this firebase.json's "storage" section
       --upload-session-ttl SECONDS
                            resumable sessions untouched this long expire (default 86400)
       --max-upload-sessions N
                            open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
-                           flags given on the command line override it
+                           the environment overrides it, flags override both
       --version            print the version
       -h, --help           print this help
     """
 
   /// Parses arguments (without the program name) into a configuration.
-  public static func parse(_ arguments: [String]) throws(ConfigurationError) -> EmulatorConfiguration? {
+  public static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(ConfigurationError) -> EmulatorConfiguration? {
     var args = arguments[...]
     if args.first == "serve" { args = args.dropFirst() }
     // The config file first, so that flags override it whatever their order.
@@ -53,7 +69,14 @@ public enum CommandLineTool {
       }
       try configuration.apply(configFile: text, name: path)
     }
+    if let level = environment["STORAGE_EMULATOR_LOG_LEVEL"], !level.isEmpty {
+      configuration.logLevel = try Logger.Level.parse(level)
+    }
+    if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
+      configuration.logFormat = try LogFormat.parse(format)
+    }
     var flagBuckets: [String] = []
+    var flagWebhooks: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
       func value() throws(ConfigurationError) -> String {
@@ -81,6 +104,19 @@ public enum CommandLineTool {
       case "--lenient-buckets": configuration.api.lenientBuckets = true
       case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
+      case "--seed": configuration.seedDirectory = try value()
+      case "--import": configuration.importDirectory = try value()
+      case "--export-on-exit": configuration.exportOnExit = try value()
+      case "--webhook":
+        let url = try value()
+        guard WebhookDispatcher.Endpoint(url) != nil else {
+          throw ConfigurationError("--webhook needs an http://host[:port][/path] URL, got '\(url)'")
+        }
+        flagWebhooks.append(url)
+      case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
+      case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
+      case "--rules": configuration.rulesFile = try value()
+      case "--firebase-json": configuration.firebaseJSON = try value()
       case "--upload-session-ttl":
         try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
       case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
@@ -88,6 +124,7 @@ public enum CommandLineTool {
       }
     }
     configuration.buckets += flagBuckets
+    if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
   }
 
@@ -98,6 +135,8 @@ public enum CommandLineTool {
 
   /// Runs the command; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    if arguments.first == "health" { exit(HealthCheck.run(Array(arguments.dropFirst()))) }
+    ShutdownSignals.block()
     let configuration: EmulatorConfiguration
     do {
       guard let parsed = try parse(arguments) else {
@@ -109,41 +148,57 @@ public enum CommandLineTool {
       FileHandle.standardError.write(Data("storage-emulator: \(error.message)\n".utf8))
       exit(2)
     }
-    let log: @Sendable (String) -> Void = { line in
-      FileHandle.standardError.write(Data("storage-emulator: \(line)\n".utf8))
+    let sink = LogSink.standardError()
+    let logger = Logger(label: "storage-emulator") { _ in
+      EmulatorLogHandler(level: configuration.logLevel, format: configuration.logFormat, sink: sink)
     }
+    let log: @Sendable (String) -> Void = { line in logger.notice("\(line)") }
     let emulator: Emulator
     let port: Int
+    let rules: String
     do {
-      emulator = try makeEmulator(configuration, log: log)
-      port = try emulator.start()
+      emulator = try makeEmulator(configuration, log: log, logger: logger)
     } catch {
-      log("cannot start: \(error)")
+      logger.critical("cannot start: \(error)")
+      sink.flush()
       exit(1)
     }
+    do {
+      rules = try emulator.loadRules(log: log)
+    } catch {
+      logger.critical("cannot start: \(error.message)")
+      sink.flush()
+      exit(2)
+    }
+    do {
+      port = try emulator.start()
+    } catch {
+      logger.critical("cannot start: \(error)")
+      sink.flush()
+      exit(1)
+    }
+    sink.flush()
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
-    let sources = installSignalHandlers(emulator)
-    withExtendedLifetime(sources) { dispatchMain() }
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
+    say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
+    if configuration.logLevel > .info { say("  request log: off (--log-level info writes one line per request)") }
+    _ = ShutdownSignals.wait()
+    // SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
+    emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
+    sink.flush()
+    say("storage-emulator stopped")
+    exit(0)
   }
 
-  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
-  private static func installSignalHandlers(_ emulator: Emulator) -> [any DispatchSourceSignal] {
-    let queue = DispatchQueue(label: "storage-emulator.signals")
-    var sources: [any DispatchSourceSignal] = []
-    for signalNumber in [SIGINT, SIGTERM] {
-      signal(signalNumber, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-      source.setEventHandler {
-        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
-        say("storage-emulator stopped")
-        exit(0)
-      }
-      source.activate()
-      sources.append(source)
-    }
-    return sources
+  /// What each client family needs to find the emulator, printed after the ready line.
+  static func clientEnvironment(host: String, port: Int) -> String {
+    """
+      export STORAGE_EMULATOR_HOST=http://\(host):\(port)    # google-cloud-storage, gcsfs, gcloud-aio, Go, Java, C++
+      export FIREBASE_STORAGE_EMULATOR_HOST=\(host):\(port)  # firebase-admin
+      Firebase app SDKs: connectStorageEmulator(storage, "\(host)", \(port)) / useEmulator(host, port)
+      web UI: http://\(host):\(port)/ui/   health: http://\(host):\(port)/internal/health
+    """
   }
 
   /// One unbuffered line on standard output (scripts wait for the ready line).
