@@ -32,6 +32,12 @@ import Testing
     #expect(
       try XMLRoute.match(head("/a%2Db", "bkt.localhost:1"), virtualHost: "localhost")
         == XMLRoute(bucket: "bkt", name: "a-b", virtualHost: true))
+    #expect(XMLRoute.bucket(fromHost: "BKT.LocalHost:9199", suffix: "localhost") == "bkt")
+    #expect(XMLRoute.bucket(fromHost: "localhost:9199", suffix: "localhost") == nil)
+    #expect(XMLRoute.bucket(fromHost: ".localhost", suffix: "localhost") == nil)
+    #expect(XMLRoute.bucket(fromHost: "[::1]:9199", suffix: "localhost") == nil)
+    #expect(XMLRoute.bucket(fromHost: "127.0.0.1:9199", suffix: "localhost") == nil)
+    #expect(XMLRoute.bucket(fromHost: "a.b.example.test", suffix: "example.test") == "a.b")
     // The emulator's own first segments are never buckets on the path style.
     for reserved in ["b", "v0", "storage", "upload", "download", "resumable", "internal", "ui"] {
       #expect(try XMLRoute.match(head("/\(reserved)/x", "x"), virtualHost: "localhost") == nil)

@@ -56,15 +56,19 @@ public struct XMLRoute: Sendable, Equatable {
     return name
   }
 
-  /// `bkt.localhost:9199` with suffix `localhost`: `bkt`. Case-insensitive on the suffix; the
-  /// port is ignored.
+  /// `bkt.localhost:9199` with suffix `localhost`: `bkt`. Case-insensitive (ASCII) on the
+  /// suffix; the port is ignored. Byte comparisons: this runs on every request.
   static func bucket(fromHost header: String?, suffix: String) -> String? {
     guard let header, !suffix.isEmpty else { return nil }
-    var host = Substring(header)
-    if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = host[..<colon] }
-    let wanted = "." + suffix.lowercased()
-    let lower = host.lowercased()
-    guard lower.count > wanted.count, lower.hasSuffix(wanted) else { return nil }
-    return String(lower.dropLast(wanted.count))
+    var host = Substring(header).utf8[...]
+    if host.last != UInt8(ascii: "]"), let colon = host.lastIndex(of: UInt8(ascii: ":")) {
+      host = host[..<colon]
+    }
+    let wanted = [UInt8(ascii: ".")] + Array(suffix.utf8)
+    guard host.count > wanted.count else { return nil }
+    let tail = host.suffix(wanted.count)
+    func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+    guard zip(tail, wanted).allSatisfy({ lower($0) == lower($1) }) else { return nil }
+    return String(decoding: host.dropLast(wanted.count).map(lower), as: UTF8.self)
   }
 }
