@@ -62,7 +62,7 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["EmulatorApp", "EmulatorStorage", "CCurl"]
+      dependencies: ["EmulatorApp", "EmulatorStorage", "EmulatorRules", "CCurl"]
     ),
   ]
 )

@@ -105,6 +105,9 @@ public final class FrontDoor: HTTPHandler {
       .response(firebase: false)
   }
 
+  /// Refused heads get the API's GCS-shaped errors.
+  public func errorResponse(for error: HTTPParseError) -> HTTPResponse { api.errorResponse(for: error) }
+
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     switch match(request.head) {
     case nil: return api.handle(request)

@@ -18,6 +18,8 @@ final class RequestLog: HTTPHandler {
 
   func bodyLimit(for head: HTTPRequestHead) -> Int { inner.bodyLimit(for: head) }
 
+  func errorResponse(for error: HTTPParseError) -> HTTPResponse { inner.errorResponse(for: error) }
+
   func handle(_ request: HTTPRequest) -> HTTPResponse {
     let started = DispatchTime.now().uptimeNanoseconds
     let response = inner.handle(request)

@@ -8,6 +8,10 @@ public protocol HTTPHandler: Sendable {
   /// Answers a complete request synchronously, wherever it is called.
   func handle(_ request: HTTPRequest) -> HTTPResponse
 
+  /// The response sent, with `Connection: close`, for a request that could not be parsed or was
+  /// refused from its head (413, 431…). A requirement, so a handler's own version is the one called.
+  func errorResponse(for error: HTTPParseError) -> HTTPResponse
+
   /// Called on the connection's own thread: answers at once (from memory, without blocking: no
   /// thread hand-off at all), or starts work that answers later, or returns the work that may
   /// block, which the server runs on one of its blocking lanes. The default defers the whole

@@ -437,6 +437,7 @@ public final class ObjectStore: Sendable {
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
+      try object.checkCustomMetadataSize()
       let archived = try archiveIfVersioned(previous)
       do {
         try backend.commit(object, data: staged, previous: previous)
@@ -631,6 +632,7 @@ public final class ObjectStore: Sendable {
       if needed(current) {
         var object = current
         change(&object)
+        try object.checkCustomMetadataSize()
         object.metageneration += 1
         object.updated = max(Timestamp.nowMilliseconds(), current.updated)
         ticket = WriteStripe.Ticket(object: object, completion: completion)
