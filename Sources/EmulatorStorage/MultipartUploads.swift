@@ -24,6 +24,7 @@ public final class MultipartUploads: Sendable {
   }
 
   public static let maxParts = 10_000
+  public static let defaultMaxUploads = 1000
   public let directory: String
   /// Uploads in progress at once; more: refused.
   public let maxUploads: Int
@@ -31,7 +32,9 @@ public final class MultipartUploads: Sendable {
   public let maxBytes: Int64
   private let uploads = Mutex<[String: Upload]>([:])
 
-  public init(directory: URL, maxUploads: Int = 1000, maxBytes: Int64) throws(StorageError) {
+  public init(directory: URL, maxUploads: Int = MultipartUploads.defaultMaxUploads, maxBytes: Int64)
+    throws(StorageError)
+  {
     self.directory = directory.path
     self.maxUploads = maxUploads
     self.maxBytes = maxBytes
@@ -52,9 +55,8 @@ public final class MultipartUploads: Sendable {
       all[id] = upload
       return false
     }
-    if full {
-      throw StorageError.tooLarge("Too many multipart uploads in progress (\(maxUploads)); complete or abort some.")
-    }
+    // 429 with Retry-After, as for resumable sessions: the client's own unfinished uploads fill it.
+    if full { throw StorageError.tooManyUploadSessions(limit: maxUploads, retryAfterSeconds: 60) }
     do {
       try FileManager.default.createDirectory(atPath: folder(id), withIntermediateDirectories: false)
     } catch {

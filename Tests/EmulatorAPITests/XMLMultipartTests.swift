@@ -109,4 +109,20 @@ import Testing
       + "</CompleteMultipartUpload>"
     #expect(throws: XMLError.self) { try XMLCompleteDocument.parts(Array(many.utf8)) }
   }
+
+  @Test func uploadFloodPastTheCapIsRefused() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-xmlmp-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let uploads = try MultipartUploads(directory: folder, maxUploads: 2, maxBytes: 10)
+    let first = try uploads.initiate(bucket: "bkt", name: "a", patch: MetadataPatch())
+    _ = try uploads.initiate(bucket: "bkt", name: "b", patch: MetadataPatch())
+    #expect(throws: StorageError.self) { try uploads.initiate(bucket: "bkt", name: "c", patch: MetadataPatch()) }
+    // Parts past the upload's byte budget are refused too.
+    #expect(throws: StorageError.self) {
+      try uploads.putPart(
+        first.id, bucket: "bkt", name: "a", number: 1, bytes: Array(repeating: 1, count: 11), file: nil)
+    }
+    uploads.abort(first.id)
+    _ = try uploads.initiate(bucket: "bkt", name: "c", patch: MetadataPatch())
+  }
 }

@@ -87,6 +87,7 @@ struct XMLError: Error {
     case 412: code = "PreconditionFailed"
     case 413: code = "EntityTooLarge"
     case 416: code = "InvalidRange"
+    case 429: code = "TooManyRequests"
     case 507: code = "InsufficientStorage"
     default: code = error.status >= 500 ? "InternalError" : "InvalidArgument"
     }
