@@ -25,6 +25,11 @@ public enum CommandLineTool {
       --fsync              sync to disk before acknowledging writes
       --strict-buckets     refuse uploads to buckets that were not created first
       --bucket NAME        create this bucket at start-up (repeatable)
+      --cors-origin ORIGIN allow this web origin (scheme://host[:port], or *) besides the
+                           loopback ones (repeatable; also STORAGE_EMULATOR_CORS_ORIGINS)
+      --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
+                           default, on a loopback address, only localhost and IP addresses
+                           (also STORAGE_EMULATOR_ALLOWED_HOSTS)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -32,7 +37,9 @@ public enum CommandLineTool {
     """
 
   /// Parses arguments (without the program name) into a configuration.
-  public static func parse(_ arguments: [String]) throws(ConfigurationError) -> EmulatorConfiguration? {
+  public static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(ConfigurationError) -> EmulatorConfiguration? {
     var args = arguments[...]
     if args.first == "serve" { args = args.dropFirst() }
     // The config file first, so that flags override it whatever their order.
@@ -45,7 +52,9 @@ public enum CommandLineTool {
       }
       try configuration.apply(configFile: text, name: path)
     }
+    try configuration.apply(environment: environment)
     var flagBuckets: [String] = []
+    var flagHosts: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
       func value() throws(ConfigurationError) -> String {
@@ -71,10 +80,13 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--bucket": flagBuckets.append(try value())
+      case "--cors-origin": try configuration.addOrigins([try value()])
+      case "--allowed-host": flagHosts.append(try value())
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
+    try configuration.addAllowedHosts(flagHosts)
     return configuration
   }
 

@@ -75,6 +75,8 @@ public func makeEmulator(
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
-  let server = HTTPServer(configuration: serverConfiguration, handler: api)
+  // The browser policies (Host check, origin check, CORS) wrap the API at the HTTP edge.
+  let server = HTTPServer(
+    configuration: serverConfiguration, handler: CrossOriginHandler(api, configuration: configuration.crossOrigin))
   return Emulator(configuration: configuration, store: store, api: api, server: server)
 }

@@ -18,6 +18,10 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var buckets: [String] = []
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
+  /// Web origins allowed besides the loopback ones (`cors_origins`, `--cors-origin`).
+  public var origins = OriginPolicy()
+  /// `Host` names answered besides loopback names and IP literals (`allowed_hosts`, `--allowed-host`).
+  public var allowedHosts: [String] = []
 
   public init() {}
 
@@ -76,6 +80,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
+    case "cors_origins": try addOrigins(try value.strings(key))
+    case "allowed_hosts": try addAllowedHosts(try value.strings(key))
     default: throw ConfigurationError("unknown key '\(key)'")
     }
   }

@@ -95,9 +95,10 @@ public struct HTTPRequestDecoder: Sendable {
 
   /// Decodes as far as the buffered bytes allow.
   /// - Parameter limitFor: the largest body the handler accepts for this head; the decoder also
-  ///   applies `limits.maxBodyBytes`.
+  ///   applies `limits.maxBodyBytes`. It is called once per head, before any of its body is read,
+  ///   and may refuse the request by throwing (the error is passed on).
   public mutating func next(
-    bodyLimit limitFor: (HTTPRequestHead) -> Int = { _ in Int.max }
+    bodyLimit limitFor: (HTTPRequestHead) throws(HTTPParseError) -> Int = { _ in Int.max }
   ) throws(HTTPParseError) -> HTTPDecoderEvent {
     while true {
       switch state {

@@ -1,0 +1,64 @@
+import EmulatorHTTP
+
+/// What the browser policies (`CrossOriginHandler`, in the HTTP layer) need to know of the API:
+/// the methods each route serves, the headers the SDKs read, and the error flavour.
+extension StorageAPI {
+  /// Every header a Firebase or GCS SDK reads from a response, exposed to pages on every answer
+  /// (`Access-Control-Expose-Headers`); a response's own other headers, such as its
+  /// `x-goog-meta-*`, are exposed as well.
+  public static let exposedHeaders = [
+    "X-Goog-Upload-URL", "X-Goog-Upload-Status", "X-Goog-Upload-Chunk-Granularity", "X-Goog-Upload-Size-Received",
+    "X-Goog-Upload-Control-URL", "X-GUploader-UploadID", "Location", "Range", "ETag", "Content-Range",
+    "Content-Length", "Content-Type", "Content-Disposition", "Content-Encoding", "X-Goog-Generation",
+    "X-Goog-Metageneration", "X-Goog-Hash", "X-Goog-Stored-Content-Length", "X-Goog-Stored-Content-Encoding",
+    "X-Goog-Meta-*", "X-Firebase-Storage-Version",
+  ]
+
+  /// The methods `dispatch` serves at this target (what a CORS preflight may be granted and what
+  /// `Allow` says); nil when no route matches. Kept in step with `dispatch` by
+  /// `CrossOriginRouteTests.preflightMethodsAreExactlyWhatTheRoutesServe`.
+  public func allowedMethods(for head: HTTPRequestHead) -> [String]? {
+    guard let route = try? Route.match(rawPath: head.rawPath) else { return nil }
+    let session = head.rawQuery.utf8Range(of: "upload_id=") != nil
+    let surface = route.surface
+    switch route.resource {
+    case .buckets: return ["GET", "HEAD", "POST"]
+    case .bucket: return ["GET", "HEAD", "DELETE"]
+    case .objects where session:
+      switch surface {
+      case .firebase, .json: return ["PUT", "POST"]
+      case .upload: return ["PUT", "POST", "DELETE"]
+      case .bare, .download: return []
+      }
+    case .objects:
+      switch surface {
+      case .upload: return ["POST"]
+      case .download: return ["GET", "HEAD"]  // answered 404: a download needs an object name
+      case .firebase, .json, .bare: return ["GET", "HEAD", "POST"]
+      }
+    case .object:
+      switch surface {
+      case .upload: return ["GET", "HEAD"]  // answered 404: uploads go to the bucket's /o
+      case .download: return ["GET", "HEAD"]
+      case .firebase: return ["GET", "HEAD", "PATCH", "POST", "DELETE"]
+      case .json, .bare: return ["GET", "HEAD", "PATCH", "PUT", "POST", "DELETE"]
+      }
+    }
+  }
+
+  /// A request refused or unreadable after its head arrived, in the flavour of its surface.
+  public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
+    APIError(error.status, Self.reason(forStatus: error.status), error.message)
+      .response(firebase: head.rawPath.utf8.starts(with: "/v0/".utf8))
+  }
+
+  static func reason(forStatus status: Int) -> APIError.Reason {
+    switch status {
+    case 403: .forbidden
+    case 404: .notFound
+    case 405: .methodNotAllowed
+    case 413: .uploadTooLarge
+    default: .badRequest
+    }
+  }
+}

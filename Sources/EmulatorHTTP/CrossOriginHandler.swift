@@ -1,0 +1,204 @@
+/// What `CrossOriginHandler` applies.
+public struct CrossOriginConfiguration: Sendable, Equatable {
+  public var origins = OriginPolicy()
+  public var hosts = HostPolicy(restricted: false)
+  /// Headers named in `Access-Control-Expose-Headers` on every response to an allowed origin
+  /// (besides the response's own headers, which are always listed).
+  public var exposedHeaders: [String] = []
+  /// `Access-Control-Max-Age` of a preflight answer: how long a browser may reuse it.
+  public var maxAgeSeconds = 3600
+
+  public init() {}
+}
+
+/// Browser policies around any handler: the Host check against DNS rebinding, the origin check
+/// against cross-site writes, CORS preflights and CORS headers on every answer. It knows nothing
+/// of what the inner handler serves: the methods of a resource come from
+/// `HTTPHandler.allowedMethods(for:)`.
+///
+/// - A request whose `Host` the `HostPolicy` refuses gets 403, as does a request that is not
+///   GET or HEAD from an origin the `OriginPolicy` does not allow (`screen`, before its body is
+///   read: the inner handler never sees it).
+/// - OPTIONS is answered here and never reaches the inner handler: a preflight from an allowed
+///   origin gets 204 with the requested method (when the resource supports it), the requested
+///   headers and `Access-Control-Max-Age`; without an `Origin` it gets 204 with `Allow`.
+/// - Every other answer, errors included, gets `Vary: Origin`; for an allowed origin also
+///   `Access-Control-Allow-Origin` (that origin) and `Access-Control-Expose-Headers`.
+/// - A request without `Origin` is served as if this handler were not there (but for `Vary`).
+public struct CrossOriginHandler: HTTPHandler {
+  public let inner: any HTTPHandler
+  public let configuration: CrossOriginConfiguration
+  private let exposedList: String
+  private let exposedSet: Set<String>
+
+  public init(_ inner: any HTTPHandler, configuration: CrossOriginConfiguration) {
+    self.inner = inner
+    self.configuration = configuration
+    exposedList = configuration.exposedHeaders.joined(separator: ", ")
+    exposedSet = Set(configuration.exposedHeaders.map { $0.lowercased() })
+  }
+
+  public func screen(_ head: HTTPRequestHead) -> HTTPResponse? {
+    let host = head.headers["host"]
+    if !configuration.hosts.allows(host) {
+      let name = host ?? ""
+      return refusal(
+        "Host '\(name)' is not answered here (a guard against DNS rebinding): use localhost or an IP address, "
+          + "or start the emulator with --allowed-host \(Self.hostName(name)).", head)
+    }
+    if let origin = head.headers["origin"], !configuration.origins.allows(origin),
+      head.method != "GET" && head.method != "HEAD"
+    {
+      return refusal(
+        "Cross-origin \(head.method) from '\(origin)' refused: that origin is not allowed "
+          + "(loopback origins are; add others with --cors-origin). Nothing was changed.", head)
+    }
+    return inner.screen(head)
+  }
+
+  public func bodyLimit(for head: HTTPRequestHead) -> Int { inner.bodyLimit(for: head) }
+
+  public func allowedMethods(for head: HTTPRequestHead) -> [String]? { inner.allowedMethods(for: head) }
+
+  public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
+    inner.errorResponse(for: error)
+  }
+
+  public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
+    finish(inner.errorResponse(for: error, head: head), origin: allowedOrigin(head))
+  }
+
+  public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    if request.method == "OPTIONS" { return options(request.head) }
+    return finish(inner.handle(request), origin: allowedOrigin(request.head))
+  }
+
+  public func start(_ request: HTTPRequest) -> HTTPHandling {
+    if request.method == "OPTIONS" { return .respond(options(request.head)) }
+    let origin = allowedOrigin(request.head)
+    switch inner.start(request) {
+    case .respond(let response):
+      return .respond(finish(response, origin: origin))
+    case .blocking(let work):
+      return .blocking { finish(work(), origin: origin) }
+    case .deferred(let work):
+      return .deferred { responder in
+        work(HTTPResponder { make in responder.reply(making: { finish(make(), origin: origin) }) })
+      }
+    }
+  }
+
+  // MARK: Answers
+
+  /// The request's `Origin` when the policy allows it.
+  private func allowedOrigin(_ head: HTTPRequestHead) -> String? {
+    guard let origin = head.headers["origin"], configuration.origins.allows(origin) else { return nil }
+    return origin
+  }
+
+  /// Adds `Vary: Origin`, and for an allowed origin the CORS headers of an actual response.
+  func finish(_ response: HTTPResponse, origin: String?) -> HTTPResponse {
+    var response = response
+    Self.addVary(&response.headers, "Origin")
+    guard let origin, response.headers["access-control-allow-origin"] == nil else { return response }
+    var exposed = exposedList
+    for field in response.headers
+    where !exposedSet.contains(field.name) && !Self.safelisted(field.name) && !field.name.hasPrefix("access-control-")
+      && !field.name.hasPrefix("vary")
+    {
+      exposed += exposed.isEmpty ? field.name : ", " + field.name
+    }
+    response.headers.add("access-control-allow-origin", origin)
+    if !exposed.isEmpty { response.headers.add("access-control-expose-headers", exposed) }
+    return response
+  }
+
+  /// OPTIONS: a CORS preflight, or (without `Origin`) a plain question about the methods.
+  private func options(_ head: HTTPRequestHead) -> HTTPResponse {
+    let origin = allowedOrigin(head)
+    guard let methods = inner.allowedMethods(for: head) else {
+      return finish(
+        inner.errorResponse(for: HTTPParseError(404, "No resource at \(head.rawPath)."), head: head), origin: origin)
+    }
+    let allow = methods.joined(separator: ", ")
+    guard let origin, let requested = head.headers["access-control-request-method"]?.trimmingASCIIWhitespace()
+    else {
+      var response = HTTPResponse(status: 204, headers: ["allow": allow])
+      response = finish(response, origin: origin)
+      return response
+    }
+    var headers: HTTPHeaders = ["access-control-allow-origin": origin]
+    Self.addVary(&headers, "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
+    guard methods.contains(requested) else {
+      var response = inner.errorResponse(
+        for: HTTPParseError(405, "Method \(requested) is not allowed here; allowed: \(allow)."), head: head)
+      response.headers.set("allow", allow)
+      for field in headers { response.headers.set(field.name, field.value) }
+      return response
+    }
+    headers.add("access-control-allow-methods", requested)
+    let askedHeaders = Self.tokens(head.headers.values("access-control-request-headers"))
+    if !askedHeaders.isEmpty { headers.add("access-control-allow-headers", askedHeaders.joined(separator: ", ")) }
+    headers.add("access-control-max-age", String(configuration.maxAgeSeconds))
+    if head.headers["access-control-request-private-network"]?.lowercased() == "true" {
+      headers.add("access-control-allow-private-network", "true")
+    }
+    headers.add("allow", allow)
+    return HTTPResponse(status: 204, headers: headers)
+  }
+
+  private func refusal(_ message: String, _ head: HTTPRequestHead) -> HTTPResponse {
+    var response = inner.errorResponse(for: HTTPParseError(403, message), head: head)
+    Self.addVary(&response.headers, "Origin")
+    return response
+  }
+
+  // MARK: Helpers
+
+  /// Merges into an existing `Vary` rather than sending two.
+  static func addVary(_ headers: inout HTTPHeaders, _ value: String) {
+    guard let existing = headers["vary"] else {
+      headers.add("vary", value)
+      return
+    }
+    headers.set("vary", existing + ", " + value)
+  }
+
+  /// Response headers a page may always read (Fetch's CORS-safelisted response-header names).
+  static func safelisted(_ name: String) -> Bool {
+    switch name {
+    case "cache-control", "content-language", "content-length", "content-type", "expires", "last-modified",
+      "pragma":
+      true
+    default: false
+    }
+  }
+
+  /// The header names of `Access-Control-Request-Headers`, lower-cased; anything that is not an
+  /// HTTP token is left out.
+  static func tokens(_ values: [String]) -> [String] {
+    var names: [String] = []
+    for value in values {
+      for part in value.split(separator: ",") {
+        let name = part.trimmingASCIIWhitespace().lowercased()
+        if !name.isEmpty && name.utf8.allSatisfy(isTokenByte) && !names.contains(name) { names.append(name) }
+      }
+    }
+    return names
+  }
+
+  private static func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"):
+      true
+    default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    }
+  }
+
+  /// The name part of a `Host` value, for the hint in a refusal.
+  private static func hostName(_ host: String) -> String {
+    if host.hasPrefix("[") { return host }
+    return String(host.prefix { $0 != ":" })
+  }
+}
