@@ -34,14 +34,18 @@ extension StorageAPI {
       switch surface {
       case .upload: return ["POST"]
       case .download: return ["GET", "HEAD"]  // answered 404: a download needs an object name
-      case .firebase, .json, .bare: return ["GET", "HEAD", "POST"]
+      case .firebase: return ["GET", "HEAD", "POST"]
+      case .json, .bare:  // POST uploads (with uploadType); it is nothing else here
+        return head.rawQuery.utf8Range(of: "uploadType=") != nil ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"]
       }
     case .object:
       switch surface {
       case .upload: return ["GET", "HEAD"]  // answered 404: uploads go to the bucket's /o
       case .download: return ["GET", "HEAD"]
       case .firebase: return ["GET", "HEAD", "PATCH", "POST", "DELETE"]
-      case .json, .bare: return ["GET", "HEAD", "PATCH", "PUT", "POST", "DELETE"]
+      case .json, .bare:  // POST is copyTo, rewriteTo or compose, named in the path
+        return route.action == nil
+          ? ["GET", "HEAD", "PATCH", "PUT", "DELETE"] : ["GET", "HEAD", "PATCH", "PUT", "POST", "DELETE"]
       }
     }
   }

@@ -1,0 +1,152 @@
+import Dispatch
+import Testing
+
+@testable import EmulatorHTTP
+
+/// The origin and Host policies from strings, and `CrossOriginHandler` around a stand-in handler
+/// (the HTTP layer alone: no storage).
+@Suite struct BrowserPolicyTests {
+  @Test(arguments: [
+    "http://localhost", "http://localhost:3000", "https://localhost:5173", "HTTP://LOCALHOST:8080",
+    "http://127.0.0.1:5000", "http://127.255.0.9", "https://127.0.0.1:443", "http://[::1]:4200", "http://[::1]",
+    "http://localhost.:3000",
+  ])
+  func loopbackOriginsAreAllowedByDefault(origin: String) {
+    #expect(OriginPolicy().allows(origin))
+  }
+
+  /// Look-alikes of loopback origins that a hostile site could own or forge.
+  @Test(arguments: [
+    "http://localhost.evil.example", "http://evil.example", "http://127.0.0.1.nip.io", "http://128.0.0.1",
+    "http://127.0.0.1:99999", "http://127.0.0.01", "http://127.1", "ftp://localhost", "http://localhost/",
+    "http://localhost:3000/path", "null", "", "http://[::2]", "http://[::1", "http://localhost:", "file://",
+    "http://evil.localhost", "http://user@localhost",
+  ])
+  func lookAlikeOriginsAreNotLoopback(origin: String) {
+    #expect(!OriginPolicy().allows(origin))
+  }
+
+  @Test func addedOriginsAreExactAndCaseInsensitive() throws {
+    var policy = OriginPolicy()
+    try policy.allow("https://App.Example.com/")
+    try policy.allow("capacitor://localhost")
+    try policy.allow("null")
+    #expect(policy.allows("https://app.example.com"))
+    #expect(policy.allows("capacitor://localhost"))
+    #expect(policy.allows("null"))
+    #expect(!policy.allows("https://app.example.com:8443"))
+    #expect(!policy.allows("http://app.example.com"))
+    #expect(!policy.allows("https://other.example.com"))
+    try policy.allow("*")
+    #expect(policy.allows("https://anything.example"))
+  }
+
+  @Test(arguments: ["example.com", "http://", "http://a/b", "http://a?b", "://a", "1http://a", "http://a b", "http://a,b"])
+  func malformedConfiguredOriginsAreRefused(origin: String) {
+    var policy = OriginPolicy()
+    #expect(throws: OriginPolicyError.self) { try policy.allow(origin) }
+  }
+
+  @Test func hostPolicyIsRestrictedOnLoopbackOnly() throws {
+    #expect(try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: []).restricted)
+    #expect(try HostPolicy.forListening(on: "::1", allowedHosts: []).restricted)
+    #expect(try HostPolicy.forListening(on: "localhost", allowedHosts: []).restricted)
+    #expect(try !HostPolicy.forListening(on: "0.0.0.0", allowedHosts: []).restricted)
+    #expect(try !HostPolicy.forListening(on: "::", allowedHosts: []).restricted)
+    #expect(try HostPolicy.forListening(on: "0.0.0.0", allowedHosts: ["storage"]).restricted)
+    #expect(try !HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["*"]).restricted)
+    #expect(throws: HostPolicyError.self) { try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["a:9199"]) }
+    #expect(throws: HostPolicyError.self) { try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: [""]) }
+  }
+
+  @Test(arguments: [
+    "localhost", "localhost:9199", "LOCALHOST:9199", "127.0.0.1:9199", "127.0.0.1", "[::1]:9199", "[::1]",
+    "10.0.0.5:9199", "192.168.1.20", "[fe80::1]:9199", "storage:9199", "Storage.Internal.:80",
+  ])
+  func loopbackNamesIPLiteralsAndAllowedNamesAreAnswered(host: String) throws {
+    let policy = try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["storage", "storage.internal"])
+    #expect(policy.allows(host))
+    #expect(policy.allows(nil))
+  }
+
+  /// DNS rebinding: names an attacker's DNS can point at 127.0.0.1.
+  @Test(arguments: [
+    "evil.example", "evil.example:9199", "localhost.evil.example:9199", "127.0.0.1.evil.example", "storage.evil",
+    "127.0.0.1:99999", "[::1", "x", "1.2.3", "01.2.3.4", "evil.example:", "[::1]x",
+  ])
+  func reboundNamesAreRefused(host: String) throws {
+    let policy = try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["storage"])
+    #expect(!policy.allows(host))
+    #expect(try HostPolicy.forListening(on: "0.0.0.0", allowedHosts: []).allows(host))
+  }
+
+  // MARK: The handler around a stand-in
+
+  /// Answers every request with 200 and a custom header, in the way the test asks.
+  struct StandIn: HTTPHandler {
+    enum Mode: Sendable { case respond, deferred, blocking }
+    let mode: Mode
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+      HTTPResponse(status: 200, headers: ["x-goog-meta-color": "blue", "content-type": "text/plain"], body: [1])
+    }
+    func start(_ request: HTTPRequest) -> HTTPHandling {
+      switch mode {
+      case .respond: .respond(handle(request))
+      case .blocking: .blocking { handle(request) }
+      case .deferred: .deferred { responder in DispatchQueue.global().async { responder.reply(handle(request)) } }
+      }
+    }
+    func allowedMethods(for head: HTTPRequestHead) -> [String]? { head.rawPath == "/r" ? ["GET", "PUT"] : nil }
+  }
+
+  static func run(_ handling: HTTPHandling) -> HTTPResponse {
+    switch handling {
+    case .respond(let response): return response
+    case .blocking(let work): return work()
+    case .deferred(let work):
+      let done = DispatchSemaphore(value: 0)
+      let box = Box()
+      work(HTTPResponder { make in
+        box.response = make()
+        done.signal()
+      })
+      done.wait()
+      return box.response!
+    }
+  }
+
+  final class Box: @unchecked Sendable {  // written once before the semaphore is signalled
+    var response: HTTPResponse?
+  }
+
+  @Test(arguments: [StandIn.Mode.respond, .deferred, .blocking])
+  func everyWayOfAnsweringGetsTheCORSHeaders(mode: StandIn.Mode) {
+    let handler = CrossOriginHandler(StandIn(mode: mode), configuration: CrossOriginConfiguration())
+    let head = HTTPRequestHead(method: "PUT", target: "/r", headers: ["origin": "http://localhost:3000"])
+    #expect(handler.screen(head) == nil)
+    let response = Self.run(handler.start(HTTPRequest(head: head)))
+    #expect(response.headers["access-control-allow-origin"] == "http://localhost:3000")
+    #expect(response.headers["vary"] == "Origin")
+    #expect(response.headers["access-control-expose-headers"] == "x-goog-meta-color")
+    let plain = Self.run(handler.start(HTTPRequest(head: HTTPRequestHead(method: "GET", target: "/r"))))
+    #expect(plain.headers["access-control-allow-origin"] == nil)
+    #expect(plain.headers["access-control-expose-headers"] == nil)
+    #expect(plain.headers["vary"] == "Origin")
+  }
+
+  @Test func optionsWithoutOriginListsTheMethodsAndUnknownTargetsAre404() {
+    let handler = CrossOriginHandler(StandIn(mode: .respond), configuration: CrossOriginConfiguration())
+    let known = handler.handle(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/r")))
+    #expect(known.status == 204)
+    #expect(known.headers["allow"] == "GET, PUT")
+    #expect(known.headers["access-control-allow-origin"] == nil)
+    let unknown = handler.handle(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/nowhere")))
+    #expect(unknown.status == 404)
+  }
+
+  @Test func requestedHeadersThatAreNotTokensAreLeftOut() {
+    #expect(
+      CrossOriginHandler.tokens(["Authorization, X-Firebase-Storage-Version", "bad header, x-a, x-a, (evil)"])
+        == ["authorization", "x-firebase-storage-version", "x-a"])
+  }
+}
