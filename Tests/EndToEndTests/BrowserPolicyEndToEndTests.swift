@@ -97,6 +97,12 @@ import Testing
     let hosts = parsed.crossOrigin.hosts
     for host in ["file-host", "flag-host:9199", "env-host", "localhost"] { #expect(hosts.allows(host), "\(host)") }
     #expect(!hosts.allows("other-host"))
+    // The shipped config file lists the keys with their defaults.
+    let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("config/storage-emulator.toml")
+    var defaults = EmulatorConfiguration()
+    try defaults.apply(configFile: try String(contentsOf: shipped, encoding: .utf8))
+    #expect(defaults.origins.origins.isEmpty && defaults.allowedHosts.isEmpty)
     #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--cors-origin", "app.example.com"], environment: [:]) }
     #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--allowed-host", "a/b"], environment: [:]) }
     #expect(throws: ConfigurationError.self) {
