@@ -1,7 +1,8 @@
 // libFuzzer entry point for the HTTP request decoder (built by scripts/fuzz together with the
 // EmulatorHTTP sources, with -sanitize=fuzzer,address).
 //
-// Oracle: the decoder must never crash or trap, and feeding the same bytes whole or in small
+// Oracle: the decoder (and the browser policies' parsing of Host, Origin and
+// Access-Control-Request-Headers) must never crash or trap, and feeding the same bytes whole or in small
 // pieces must give the same requests (heads and bodies) and the same error status.
 
 private struct Outcome: Equatable {
@@ -35,8 +36,16 @@ private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outc
           _ = try? QueryParameters(head.rawQuery)
           _ = URLCoding.percentDecode(head.rawPath)
           let headers = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
+          // The browser policies read Host, Origin and Access-Control-Request-Headers as sent.
+          let policies = [
+            HostPolicy(restricted: true).allows(head.headers["host"]),
+            OriginPolicy().allows(head.headers["origin"] ?? ""),
+            OriginPolicy.canonical(head.headers["origin"] ?? "") != nil,
+          ]
+          let asked = CrossOriginHandler.tokens(head.headers.values("access-control-request-headers"))
           outcome.requests.append(
-            "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)")
+            "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)"
+              + " \(policies) \(asked)")
           spooled = []
         }
       }
