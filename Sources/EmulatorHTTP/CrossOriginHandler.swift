@@ -39,15 +39,23 @@ public struct CrossOriginHandler: HTTPHandler {
   }
 
   public func screen(_ head: HTTPRequestHead) -> HTTPResponse? {
-    let host = head.headers["host"]
+    // One pass over the fields (this runs for every request).
+    var host: String?
+    var origin: String?
+    for field in head.headers {
+      if host == nil && field.name == "host" {
+        host = field.value
+      } else if origin == nil && field.name == "origin" {
+        origin = field.value
+      }
+    }
     if !configuration.hosts.allows(host) {
       let name = host ?? ""
       return refusal(
         "Host '\(name)' is not answered here (a guard against DNS rebinding): use localhost or an IP address, "
           + "or start the emulator with --allowed-host \(Self.hostName(name)).", head)
     }
-    if let origin = head.headers["origin"], !configuration.origins.allows(origin),
-      head.method != "GET" && head.method != "HEAD"
+    if let origin, head.method != "GET" && head.method != "HEAD", !configuration.origins.allows(origin)
     {
       return refusal(
         "Cross-origin \(head.method) from '\(origin)' refused: that origin is not allowed "
@@ -96,10 +104,11 @@ public struct CrossOriginHandler: HTTPHandler {
     return origin
   }
 
-  /// Adds `Vary: Origin`, and for an allowed origin the CORS headers of an actual response.
+  /// Adds `Vary: Origin` (a field of its own, as an inner handler's `Vary` may be there too),
+  /// and for an allowed origin the CORS headers of an actual response.
   func finish(_ response: HTTPResponse, origin: String?) -> HTTPResponse {
     var response = response
-    Self.addVary(&response.headers, "Origin")
+    response.headers.add("vary", "Origin")
     guard let origin, response.headers["access-control-allow-origin"] == nil else { return response }
     var exposed = exposedList
     for field in response.headers

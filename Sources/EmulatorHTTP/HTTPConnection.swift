@@ -44,8 +44,6 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   /// A response body still to send after `outbound`.
   private var pendingFile: (region: FileRegion, offset: Int, end: Int)?
   private var pendingStream: (any HTTPBodyStream)?
-  /// The head of the request whose body is being read (nil between requests).
-  private var currentHead: HTTPRequestHead?
 
   init(id: Int, fd: Int32, server: HTTPServer, loop: EventLoop) {
     self.id = id
@@ -132,7 +130,6 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
             refusal = refused
             throw HTTPParseError(refused.status, "refused")
           }
-          currentHead = head
           return handler.bodyLimit(for: head)
         })
       } catch {
@@ -217,14 +214,13 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   /// The answer to a request that cannot be read further: the handler sees its head when it
   /// arrived (for a body over the limit, say), so the answer can be made for that request.
   private func failure(_ error: HTTPParseError) -> HTTPResponse {
-    if let currentHead { return server.handler.errorResponse(for: error, head: currentHead) }
+    if let head = decoder.currentHead { return server.handler.errorResponse(for: error, head: head) }
     return server.handler.errorResponse(for: error)
   }
 
   private func dispatch(_ request: HTTPRequest) {
     inFlight = true
     headStarted = nil
-    currentHead = nil
     updateReadInterest()
     switch server.handler.start(request) {
     case .respond(let response):

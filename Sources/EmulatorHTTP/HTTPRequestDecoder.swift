@@ -42,6 +42,8 @@ public struct HTTPRequestDecoder: Sendable {
   private var start = 0
   private var headScanFrom = 0
   private var state: State = .head
+  /// A head whose body framing was refused (errors end the connection, so it is never stale).
+  private var refusedHead: HTTPRequestHead?
   private var body: [UInt8] = []
   private var bodyLimit = 0
   private var bodyReceived = 0
@@ -75,6 +77,17 @@ public struct HTTPRequestDecoder: Sendable {
     return true
   }
 
+  /// The head of the request being read when an error was thrown: the one whose body was
+  /// arriving or whose framing was refused; nil when the error was in a head.
+  public var currentHead: HTTPRequestHead? {
+    switch state {
+    case .head: refusedHead
+    case .fixed(let head, _), .chunkSize(let head), .chunkData(let head, _), .chunkDataEnd(let head),
+      .trailers(let head):
+      head
+    }
+  }
+
   public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
     compactIfWorthIt()
     buffer.append(contentsOf: bytes)
@@ -104,7 +117,13 @@ public struct HTTPRequestDecoder: Sendable {
       switch state {
       case .head:
         guard let head = try parseHead() else { return .needMoreData }
-        if let event = try beginBody(head, handlerLimit: limitFor(head)) { return event }
+        let limit = try limitFor(head)
+        do {
+          if let event = try beginBody(head, handlerLimit: limit) { return event }
+        } catch {
+          refusedHead = head
+          throw error
+        }
       case .fixed(let head, let remaining):
         let take = min(remaining, buffer.count - start)
         body.append(contentsOf: buffer[start..<(start + take)])

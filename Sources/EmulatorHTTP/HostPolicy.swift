@@ -39,40 +39,46 @@ public struct HostPolicy: Sendable, Equatable {
     return policy
   }
 
-  /// Whether a request with this `Host` value (nil when absent) is answered.
+  /// Whether a request with this `Host` value (nil when absent) is answered. Runs for every
+  /// request: byte loops over the value's contiguous UTF-8.
   public func allows(_ host: String?) -> Bool {
-    guard restricted, let host else { return true }
-    let bytes = host.utf8[...]
-    if bytes.isEmpty { return true }
-    let name: Substring.UTF8View
-    let text = Substring(bytes)
-    if bytes.first == UInt8(ascii: "[") {
-      guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
-      name = text.utf8[text.utf8.startIndex...close]
-      guard OriginPolicy.isPortSuffix(text.utf8[text.utf8.index(after: close)...]) else { return false }
-      return Self.isIPv6Literal(name)
+    guard restricted, var host else { return true }
+    return host.withUTF8 { bytes in
+      if bytes.isEmpty { return true }
+      let nameEnd: Int
+      if bytes[0] == UInt8(ascii: "[") {
+        guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+        nameEnd = close + 1
+      } else {
+        nameEnd = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count
+      }
+      guard OriginPolicy.isPortSuffix(bytes[nameEnd...]) else { return false }
+      let name = bytes[..<nameEnd]
+      if bytes[0] == UInt8(ascii: "[") { return Self.isIPv6Literal(name) }
+      if Self.isIPv4(name) != nil || Self.isLoopbackName(name) { return true }
+      if allowedNames.isEmpty { return false }
+      var lowered = String(decoding: name, as: UTF8.self).lowercased()
+      if lowered.hasSuffix(".") { lowered.removeLast() }  // a fully qualified `name.`
+      return allowedNames.contains(lowered)
     }
-    let colon = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex
-    name = text.utf8[..<colon]
-    guard OriginPolicy.isPortSuffix(text.utf8[colon...]) else { return false }
-    if Self.isIPv4(name) != nil || Self.isLoopbackName(name) { return true }
-    if allowedNames.isEmpty { return false }
-    var lowered = String(Substring(name)).lowercased()
-    if lowered.hasSuffix(".") { lowered.removeLast() }  // a fully qualified `name.`
-    return allowedNames.contains(lowered)
   }
 
   /// `localhost` (any case, with or without a final dot), a 127.0.0.0/8 address, or `[::1]`.
-  public static func isLoopbackName(_ host: Substring.UTF8View) -> Bool {
+  static func isLoopbackName<Bytes: Collection<UInt8>>(_ host: Bytes) -> Bool {
     if let first = isIPv4(host) { return first == 127 }
     if host.elementsEqual("[::1]".utf8) { return true }
-    var name = host
-    if name.last == UInt8(ascii: ".") { name = name.dropLast() }
-    return name.count == 9 && OriginPolicy.startsCaseInsensitive(name, "localhost")
+    var count = host.count
+    var bytes = host.makeIterator()
+    if count == 10, host.dropFirst(9).first == UInt8(ascii: ".") { count = 9 }  // `localhost.`
+    guard count == 9 else { return false }
+    for expected in "localhost".utf8 {
+      guard let byte = bytes.next(), OriginPolicy.lowerASCII(byte) == expected else { return false }
+    }
+    return true
   }
 
   /// A strict dotted quad (four decimal numbers 0...255, no leading zeros): its first number.
-  static func isIPv4(_ bytes: Substring.UTF8View) -> UInt8? {
+  static func isIPv4<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt8? {
     var dots = 0
     var value = 0
     var digits = 0
@@ -98,7 +104,7 @@ public struct HostPolicy: Sendable, Equatable {
   }
 
   /// `[` hex digits, colons and dots (an embedded IPv4), `]`: the form of an IPv6 address in a URL.
-  static func isIPv6Literal(_ bytes: Substring.UTF8View) -> Bool {
+  static func isIPv6Literal<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bool {
     guard bytes.count >= 4, bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") else { return false }
     let inner = bytes.dropFirst().dropLast()
     return inner.contains(UInt8(ascii: ":"))

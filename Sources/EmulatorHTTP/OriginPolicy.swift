@@ -76,7 +76,7 @@ public struct OriginPolicy: Sendable, Equatable {
   }
 
   /// Empty, or `:` followed by 1 to 5 digits that make at most 65535.
-  static func isPortSuffix(_ bytes: Substring.UTF8View) -> Bool {
+  static func isPortSuffix<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
     if bytes.isEmpty { return true }
     guard bytes.first == UInt8(ascii: ":") else { return false }
     let digits = bytes.dropFirst()
