@@ -144,6 +144,44 @@ import Testing
     #expect(unknown.status == 404)
   }
 
+  /// The handler's `screen` runs from `bodyLimit`: a refusal ends decoding before the body.
+  @Test func aHeadRefusedByTheHandlerEndsDecodingBeforeItsBody() {
+    var decoder = HTTPRequestDecoder(limits: HTTPLimits())
+    decoder.feed(Array("POST /o HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello".utf8))
+    var seen: [String] = []
+    #expect(throws: HTTPParseError(403, "refused")) {
+      _ = try decoder.next(bodyLimit: { head throws(HTTPParseError) in
+        seen.append(head.target)
+        throw HTTPParseError(403, "refused")
+      })
+    }
+    #expect(seen == ["/o"])
+  }
+
+  /// Errors after a head (a body over the limit, bad framing) are answered for that request; an
+  /// error inside a head has no request to answer for.
+  @Test func theHeadOfARequestThatFailsIsKnownToTheConnection() {
+    for (text, target) in [
+      ("PATCH /big HTTP/1.1\r\nHost: a\r\nContent-Length: 50\r\n\r\n", "/big"),
+      ("PUT /framing HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "/framing"),
+      ("POST /chunks HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "/chunks"),
+      ("GET /ok HTTP/1.1\r\nHost: a\r\n\r\nGET /bad HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n", nil),
+    ] as [(String, String?)] {
+      var decoder = HTTPRequestDecoder(limits: HTTPLimits())
+      decoder.feed(Array(text.utf8))
+      var failed = false
+      while !failed {
+        do {
+          if case .needMoreData = try decoder.next(bodyLimit: { _ in 10 }) { break }
+        } catch {
+          failed = true
+        }
+      }
+      #expect(failed, "\(text)")
+      #expect(decoder.currentHead?.target == target, "\(text)")
+    }
+  }
+
   @Test func requestedHeadersThatAreNotTokensAreLeftOut() {
     #expect(
       CrossOriginHandler.tokens(["Authorization, X-Firebase-Storage-Version", "bad header, x-a, x-a, (evil)"])
