@@ -55,8 +55,7 @@ public struct CrossOriginHandler: HTTPHandler {
         "Host '\(name)' is not answered here (a guard against DNS rebinding): use localhost or an IP address, "
           + "or start the emulator with --allowed-host \(Self.hostName(name)).", head)
     }
-    if let origin, head.method != "GET" && head.method != "HEAD", !configuration.origins.allows(origin)
-    {
+    if let origin, head.method != "GET" && head.method != "HEAD", !configuration.origins.allows(origin) {
       return refusal(
         "Cross-origin \(head.method) from '\(origin)' refused: that origin is not allowed "
           + "(loopback origins are; add others with --cors-origin). Nothing was changed.", head)

@@ -41,9 +41,14 @@ public struct OriginPolicy: Sendable, Equatable {
     let scheme = lower.utf8[..<separator.lowerBound]
     let authority = lower.utf8[separator.upperBound...]
     guard let first = scheme.first, isLetter(first),
-      scheme.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }),
+      scheme.allSatisfy({
+        isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+      }),
       !authority.isEmpty,
-      authority.allSatisfy({ $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") && $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: ",") })
+      authority.allSatisfy({
+        $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+          && $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: ",")
+      })
     else { return nil }
     return lower
   }

@@ -257,7 +257,8 @@ struct BrowserHarness {
       "POST", "/v0/b/demo.appspot.com/o?name=a.txt", "a", origin: "https://app.example.com")
     #expect(allowed.status == 200)
     #expect(allowed.header("access-control-allow-origin") == "https://app.example.com")
-    #expect(exact.call("POST", "/v0/b/demo.appspot.com/o?name=b.txt", "b", origin: "https://app.example.org").status == 403)
+    #expect(
+      exact.call("POST", "/v0/b/demo.appspot.com/o?name=b.txt", "b", origin: "https://app.example.org").status == 403)
     let any = try BrowserHarness(origins: ["*"])
     let anywhere = any.call("DELETE", "/v0/b/demo.appspot.com/o/none", origin: "https://anywhere.example")
     #expect(anywhere.status == 404)
@@ -271,7 +272,8 @@ struct BrowserHarness {
     #expect(reply.status == 403)
     #expect(reply.text.contains("--allowed-host attacker.example"))
     #expect(!reply.text.contains("dir/o.txt"))
-    let write = h.call("DELETE", Self.object, host: "attacker.example:9199", headers: [("origin", "http://attacker.example:9199")])
+    let write = h.call(
+      "DELETE", Self.object, host: "attacker.example:9199", headers: [("origin", "http://attacker.example:9199")])
     #expect(write.status == 403)
     #expect(h.call("GET", Self.object).status == 200)
     for host in ["localhost:9199", "127.0.0.1:9199", "[::1]:9199", "192.168.1.20:9199"] {

@@ -41,7 +41,9 @@ import Testing
     #expect(policy.allows("https://anything.example"))
   }
 
-  @Test(arguments: ["example.com", "http://", "http://a/b", "http://a?b", "://a", "1http://a", "http://a b", "http://a,b"])
+  @Test(arguments: [
+    "example.com", "http://", "http://a/b", "http://a?b", "://a", "1http://a", "http://a b", "http://a,b",
+  ])
   func malformedConfiguredOriginsAreRefused(origin: String) {
     var policy = OriginPolicy()
     #expect(throws: OriginPolicyError.self) { try policy.allow(origin) }
@@ -106,10 +108,11 @@ import Testing
     case .deferred(let work):
       let done = DispatchSemaphore(value: 0)
       let box = Box()
-      work(HTTPResponder { make in
-        box.response = make()
-        done.signal()
-      })
+      work(
+        HTTPResponder { make in
+          box.response = make()
+          done.signal()
+        })
       done.wait()
       return box.response!
     }

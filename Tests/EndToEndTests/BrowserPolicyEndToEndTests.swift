@@ -87,8 +87,10 @@ import Testing
     let parsed = try #require(
       try CommandLineTool.parse(
         ["--config", file.path, "--cors-origin", "https://flag.example", "--allowed-host", "flag-host"],
-        environment: ["STORAGE_EMULATOR_CORS_ORIGINS": "https://env.example, http://env2.example:8080",
-          "STORAGE_EMULATOR_ALLOWED_HOSTS": "env-host"]))
+        environment: [
+          "STORAGE_EMULATOR_CORS_ORIGINS": "https://env.example, http://env2.example:8080",
+          "STORAGE_EMULATOR_ALLOWED_HOSTS": "env-host",
+        ]))
     for origin in ["https://file.example", "https://flag.example", "https://env.example", "http://env2.example:8080"] {
       #expect(parsed.origins.allows(origin), "\(origin)")
     }
@@ -103,7 +105,9 @@ import Testing
     var defaults = EmulatorConfiguration()
     try defaults.apply(configFile: try String(contentsOf: shipped, encoding: .utf8))
     #expect(defaults.origins.origins.isEmpty && defaults.allowedHosts.isEmpty)
-    #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--cors-origin", "app.example.com"], environment: [:]) }
+    #expect(throws: ConfigurationError.self) {
+      try CommandLineTool.parse(["--cors-origin", "app.example.com"], environment: [:])
+    }
     #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--allowed-host", "a/b"], environment: [:]) }
     #expect(throws: ConfigurationError.self) {
       try CommandLineTool.parse([], environment: ["STORAGE_EMULATOR_CORS_ORIGINS": "not an origin"])
@@ -115,7 +119,8 @@ import Testing
     let server = try EmulatorProcess(arguments: ["--in-memory", "--cors-origin", "https://app.example.com"])
     defer { _ = server.terminate() }
     let allowed = try Curl.request(
-      "POST", server.base + "/v0/b/web.appspot.com/o?name=a.txt", body: "a", headers: ["Origin: https://app.example.com"])
+      "POST", server.base + "/v0/b/web.appspot.com/o?name=a.txt", body: "a",
+      headers: ["Origin: https://app.example.com"])
     #expect(allowed.status == 200)
     #expect(allowed.header("access-control-allow-origin") == "https://app.example.com")
     let refused = try Curl.request(
