@@ -1,8 +1,9 @@
 // libFuzzer entry point for the HTTP request decoder (built by scripts/fuzz together with the
 // EmulatorHTTP sources, with -sanitize=fuzzer,address).
 //
-// Oracle: the decoder (and the browser policies' parsing of Host, Origin and
-// Access-Control-Request-Headers) must never crash or trap, and feeding the same bytes whole or in small
+// Oracle: the decoder (with the header-parameter parser on every header it decodes, and the
+// browser policies' parsing of Host, Origin and Access-Control-Request-Headers) must never
+// crash or trap, and feeding the same bytes whole or in small
 // pieces must give the same requests (heads and bodies) and the same error status.
 
 private struct Outcome: Equatable {
@@ -35,6 +36,9 @@ private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outc
           let head = request.head
           _ = try? QueryParameters(head.rawQuery)
           _ = URLCoding.percentDecode(head.rawPath)
+          for field in head.headers {
+            _ = try? HeaderParameters(parsing: field.value).multipartBoundary()
+          }
           let headers = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
           // The browser policies read Host, Origin and Access-Control-Request-Headers as sent.
           let policies = [

@@ -1,3 +1,4 @@
+import EmulatorHTTP
 import Foundation
 
 /// A `multipart/related` body (RFC 2387) as upload clients send it: CRLF or bare-LF line
@@ -9,21 +10,38 @@ struct MultipartRelated {
     var body: [UInt8]
   }
 
-  /// The `boundary` parameter of a Content-Type.
-  static func boundary(from contentType: String) -> String? {
-    for parameter in contentType.split(separator: ";").dropFirst() {
-      let pair = parameter.split(separator: "=", maxSplits: 1)
-      guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else { continue }
-      var value = pair[1].trimmingCharacters(in: .whitespaces)
-      if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
-        value = String(value.dropFirst().dropLast())
+  /// The boundary of a `multipart/related` Content-Type, through the one header-parameter parser
+  /// (quoted or not, any parameter order, RFC 2046 §5.1.1 characters and length); a malformed
+  /// header is a 400 that says what is wrong with it.
+  static func boundary(from contentType: String) throws(APIError) -> String {
+    do throws(HeaderParameterError) {
+      let header = try HeaderParameters(parsing: contentType)
+      guard header.value.lowercased().hasPrefix("multipart/") else {
+        throw HeaderParameterError(
+          "A multipart upload needs Content-Type: multipart/related; boundary=…, got '\(header.value)'.")
       }
-      return value.isEmpty ? nil : value
+      return try header.multipartBoundary()
+    } catch {
+      throw APIError(400, .invalid, "Bad multipart Content-Type: \(error.message)")
     }
-    return nil
   }
 
-  static func parse(_ body: [UInt8], boundary: String) throws(APIError) -> [Part] {
+  /// The delimiter the body actually uses. apitools (gcloud, gsutil) writes the boundary with
+  /// Python's `%r`, so the header says `boundary='===…=='` while the body's lines are `--===…==`:
+  /// `'` is a legal boundary character, so when the body never uses the quoted form and does
+  /// use the unquoted one, the quotes were the client's, not the boundary's (GCS accepts it).
+  static func effectiveBoundary(_ boundary: String, in body: [UInt8]) -> String {
+    let quote = UInt8(ascii: "'")
+    let bytes = Array(boundary.utf8)
+    guard bytes.count > 2, bytes.first == quote, bytes.last == quote,
+      find(Array(("--" + boundary).utf8), in: body, from: 0, atLineStart: true) == nil
+    else { return boundary }
+    let inner = String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
+    return find(Array(("--" + inner).utf8), in: body, from: 0, atLineStart: true) == nil ? boundary : inner
+  }
+
+  static func parse(_ body: [UInt8], boundary declared: String) throws(APIError) -> [Part] {
+    let boundary = effectiveBoundary(declared, in: body)
     let delimiter = Array(("--" + boundary).utf8)
     guard var position = find(delimiter, in: body, from: 0, atLineStart: true) else {
       throw APIError(400, .invalid, "The multipart body does not contain its boundary '\(boundary)'.")

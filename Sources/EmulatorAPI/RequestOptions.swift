@@ -48,6 +48,7 @@ enum RequestOptions {
     list.startOffset = query["startOffset"].flatMap { $0.isEmpty ? nil : $0 }
     list.endOffset = query["endOffset"].flatMap { $0.isEmpty ? nil : $0 }
     list.includeTrailingDelimiter = query["includeTrailingDelimiter"] == "true"
+    list.versions = query["versions"]?.lowercased() == "true"
     if let glob = query["matchGlob"], !glob.isEmpty {
       if let delimiter = list.delimiter, delimiter != "/" {
         throw APIError(400, .invalid, "matchGlob can only be combined with delimiter '/'.")

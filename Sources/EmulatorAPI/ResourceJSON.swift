@@ -13,13 +13,16 @@ struct ResourceJSON {
 
   // MARK: GCS
 
-  func gcsObject(_ object: ObjectMetadata) -> [UInt8] {
+  /// `timeDeleted`: set for a noncurrent generation (versioned buckets).
+  func gcsObject(_ object: ObjectMetadata, timeDeleted: Int64? = nil) -> [UInt8] {
     var json = JSONWriter(capacity: 768)
-    writeGCSObject(object, into: &json, topLevel: true)
+    writeGCSObject(object, into: &json, topLevel: true, timeDeleted: timeDeleted)
     return json.bytes
   }
 
-  func writeGCSObject(_ object: ObjectMetadata, into json: inout JSONWriter, topLevel: Bool) {
+  func writeGCSObject(
+    _ object: ObjectMetadata, into json: inout JSONWriter, topLevel: Bool, timeDeleted: Int64? = nil
+  ) {
     let filter = topLevel ? fields : nil
     func want(_ key: String) -> Bool { filter?.contains(key) ?? true }
     let encodedName = URLCoding.encodeComponent(object.name)
@@ -62,6 +65,7 @@ struct ResourceJSON {
     if want("etag") { json.base64("etag", object.etagBytes) }
     if want("timeCreated") { json.timestamp("timeCreated", milliseconds: object.timeCreated) }
     if want("updated") { json.timestamp("updated", milliseconds: object.updated) }
+    if want("timeDeleted"), let timeDeleted { json.timestamp("timeDeleted", milliseconds: timeDeleted) }
     if want("timeStorageClassUpdated") { json.timestamp("timeStorageClassUpdated", milliseconds: object.timeCreated) }
     if want("cacheControl") { json.optionalString("cacheControl", object.cacheControl) }
     if want("contentDisposition") { json.optionalString("contentDisposition", object.contentDisposition) }
@@ -108,7 +112,10 @@ struct ResourceJSON {
     }
     if !page.items.isEmpty && wants("items") {
       json.beginArray("items")
-      for item in page.items { writeGCSObject(item, into: &json, topLevel: false) }
+      for (position, item) in page.items.enumerated() {
+        let deleted = position < page.timeDeleted.count ? page.timeDeleted[position] : nil
+        writeGCSObject(item, into: &json, topLevel: false, timeDeleted: deleted)
+      }
       json.endArray()
     }
     json.endObject()
@@ -132,12 +139,25 @@ struct ResourceJSON {
     if want("projectNumber") { json.string("projectNumber", "0") }
     if want("name") { json.string("name", bucket.name) }
     if want("timeCreated") { json.string("timeCreated", created) }
-    if want("updated") { json.string("updated", created) }
-    if want("metageneration") { json.string("metageneration", "1") }
-    if want("location") { json.string("location", "US") }
-    if want("locationType") { json.string("locationType", "multi-region") }
-    if want("storageClass") { json.string("storageClass", "STANDARD") }
-    if want("etag") { json.string("etag", "CAE=") }
+    if want("updated") { json.string("updated", Timestamp.format(milliseconds: bucket.updated)) }
+    if want("metageneration") { json.string("metageneration", String(bucket.metageneration)) }
+    if case .object(let settings) = bucket.settings {
+      for (key, value) in settings where want(key) {
+        json.key(key)
+        value.write(into: &json)
+      }
+    }
+    if want("etag") {
+      // As GCS derives it: a base64 protobuf varint of the metageneration.
+      var bytes: [UInt8] = [0x08]
+      var rest = UInt64(max(bucket.metageneration, 0))
+      while rest >= 0x80 {
+        bytes.append(UInt8(rest & 0x7F) | 0x80)
+        rest >>= 7
+      }
+      bytes.append(UInt8(rest))
+      json.base64("etag", bytes)
+    }
     json.endObject()
   }
 

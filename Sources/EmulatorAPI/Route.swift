@@ -6,7 +6,8 @@ public enum Surface: Sendable, Equatable {
   case bare
   /// `/storage/v1/b/...`. GCS flavour.
   case json
-  /// `/upload/storage/v1/b/...`. GCS flavour.
+  /// `/upload/storage/v1/b/...`, and `/resumable/upload/storage/v1/b/...` where apitools (gcloud)
+  /// starts resumable uploads: GCS serves both alike. GCS flavour.
   case upload
   /// `/download/storage/v1/b/...`. GCS flavour.
   case download
@@ -21,6 +22,10 @@ public enum Resource: Sendable, Equatable {
   /// `/b` (and `/storage/v1/b`): the bucket collection.
   case buckets
   case bucket(String)
+  /// `.../b/{bucket}/storageLayout`, which gcloud reads before it moves or deletes recursively.
+  case storageLayout(String)
+  /// `.../b/{bucket}/managedFolders`, which gcloud lists before it deletes a bucket recursively.
+  case managedFolders(String)
   /// `.../b/{bucket}/o`: the objects of a bucket.
   case objects(bucket: String)
   case object(bucket: String, name: String)
@@ -67,6 +72,14 @@ public struct Route: Sendable, Equatable {
       if tail.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
       }
+      if surface == .json || surface == .bare {
+        if tail.utf8.elementsEqual("/storageLayout".utf8) {
+          return Route(surface: surface, resource: .storageLayout(bucket))
+        }
+        if tail.utf8.elementsEqual("/managedFolders".utf8) {
+          return Route(surface: surface, resource: .managedFolders(bucket))
+        }
+      }
       if tail.utf8.elementsEqual("/o".utf8) || tail.utf8.elementsEqual("/o/".utf8) {
         return Route(surface: surface, resource: .objects(bucket: bucket))
       }
@@ -110,7 +123,7 @@ public struct Route: Sendable, Equatable {
 
   private static let surfaces: [(String, Surface)] = [
     ("/v0/b", .firebase), ("/storage/v1/b", .json), ("/upload/storage/v1/b", .upload),
-    ("/download/storage/v1/b", .download), ("/b", .bare),
+    ("/download/storage/v1/b", .download), ("/resumable/upload/storage/v1/b", .upload), ("/b", .bare),
   ]
 }
 

@@ -49,7 +49,9 @@ extension StorageAPI {
     }
     try Self.validate(name)
     var patch = MetadataPatch()
-    if let type = context.request.headers["content-type"], !type.isEmpty { patch.fields[.contentType] = .set(type) }
+    if let type = try Self.contentTypeHeader(context.request.headers, "content-type") {
+      patch.fields[.contentType] = .set(type)
+    }
     return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: Self.source(context.request))
   }
 
@@ -58,13 +60,16 @@ extension StorageAPI {
     -> HTTPResponse
   {
     let contentType = context.request.headers["content-type"] ?? ""
-    guard contentType.lowercased().hasPrefix("multipart/"), let boundary = MultipartRelated.boundary(from: contentType)
-    else {
-      throw APIError(400, .invalid, "A multipart upload needs Content-Type: multipart/related; boundary=….")
-    }
+    let boundary = try MultipartRelated.boundary(from: contentType)
     let parts = try MultipartRelated.parse(context.request.bodyBytes(), boundary: boundary)
     guard parts.count >= 2 else {
       throw APIError(400, .invalid, "A multipart upload needs two parts (metadata, then data); got \(parts.count).")
+    }
+    for (number, part) in parts.enumerated() {
+      if let type = part.headers["content-type"] { try Self.checkParameters(type, "Content-Type of part \(number + 1)") }
+      if let disposition = part.headers["content-disposition"] {
+        try Self.checkParameters(disposition, "Content-Disposition of part \(number + 1)")
+      }
     }
     let document = try RequestOptions.jsonObject(parts[0].body)
     guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
@@ -159,7 +164,7 @@ extension StorageAPI {
       }
       expected = value
     }
-    let type = headers["x-upload-content-type"].flatMap { $0.isEmpty ? nil : $0 }
+    let type = try Self.contentTypeHeader(headers, "x-upload-content-type")
     var encodingDocument = document
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty, case .object(var members) = document {
       members.append(("contentEncoding", .string(encoding)))
@@ -338,8 +343,8 @@ extension StorageAPI {
       }
       expected = value
     }
-    let type = (headers["x-goog-upload-header-content-type"] ?? headers["x-goog-upload-content-type"])
-      .flatMap { $0.isEmpty ? nil : $0 }
+    var type = try Self.contentTypeHeader(headers, "x-goog-upload-header-content-type")
+    if type == nil { type = try Self.contentTypeHeader(headers, "x-goog-upload-content-type") }
     let session = try startSession(
       bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: expected,
       contentType: type, firebase: true)
@@ -428,23 +433,7 @@ extension StorageAPI {
 
   /// Renders a parsed JSON value back to text (session metadata is kept as JSON).
   static func write(_ value: JSONValue, into json: inout JSONWriter) {
-    switch value {
-    case .null: json.rawValue("null")
-    case .bool(let flag): json.rawValue(flag ? "true" : "false")
-    case .number(let text): json.rawValue(text)
-    case .string(let text): json.string(text)
-    case .array(let values):
-      json.beginArray()
-      for element in values { write(element, into: &json) }
-      json.endArray()
-    case .object(let members):
-      json.beginObject()
-      for (key, member) in members {
-        json.key(key)
-        write(member, into: &json)
-      }
-      json.endObject()
-    }
+    value.write(into: &json)
   }
 
   // MARK: Firebase download tokens

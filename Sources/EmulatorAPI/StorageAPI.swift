@@ -36,6 +36,7 @@ public final class StorageAPI: HTTPHandler {
     guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
     let path = head.rawPath
     if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
+      || path.utf8.starts(with: "/resumable/".utf8)
       || head.rawQuery.utf8Range(of: "uploadType=") != nil
     {
       return limits.maxUploadBytes
@@ -154,14 +155,11 @@ public final class StorageAPI: HTTPHandler {
       default: throw Self.notAllowed(method, "GET, HEAD, POST")
       }
     case .bucket(let bucket):
-      switch method {
-      case "GET", "HEAD":
-        return context.ok(context.json.bucket(try storage { () throws(StorageError) in try store.bucket(bucket) }))
-      case "DELETE":
-        try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
-        return HTTPResponse(status: 204)
-      default: throw Self.notAllowed(method, "GET, HEAD, DELETE")
-      }
+      return try bucketRequest(context, bucket: bucket)
+    case .storageLayout(let bucket):
+      return try storageLayout(context, bucket: bucket)
+    case .managedFolders(let bucket):
+      return try managedFolders(context, bucket: bucket)
     case .objects(let bucket):
       if let id = context.query["upload_id"] {
         // A resumable session's URL.
@@ -248,17 +246,6 @@ public final class StorageAPI: HTTPHandler {
     }
   }
 
-  // MARK: Buckets
-
-  private func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let body = try RequestOptions.jsonObject(context.request.body)
-    guard let name = body["name"]?.stringValue ?? context.query["name"] else {
-      throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
-    }
-    let bucket = try storage { () throws(StorageError) in try store.createBucket(name) }
-    return context.ok(context.json.bucket(bucket))
-  }
-
   // MARK: Objects
 
   private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
@@ -272,6 +259,13 @@ public final class StorageAPI: HTTPHandler {
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
+    }
+    if !context.route.surface.isFirebase, let generation = conditions.generation,
+      let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
+    {
+      var response = context.ok(context.json.gcsObject(version.object, timeDeleted: version.timeDeleted))
+      response.headers.set("etag", version.object.etag)
+      return response
     }
     if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
       object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }

@@ -83,13 +83,13 @@ public final class FileBackend: StorageBackend {
 
   // MARK: Paths
 
-  private func bucketDir(_ bucket: String) -> String { bucketsDir.path + "/" + bucket }
+  func bucketDir(_ bucket: String) -> String { bucketsDir.path + "/" + bucket }
 
-  private func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
+  func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
     objectBase(bucket: object.bucket, name: object.name)
   }
 
-  private func objectBase(bucket: String, name: String) -> (dir: String, stem: String) {
+  func objectBase(bucket: String, name: String) -> (dir: String, stem: String) {
     let digest = SHA256.hash(data: Array(name.utf8))
     let digits = Array("0123456789abcdef".utf8)
     var hex: [UInt8] = []
@@ -107,7 +107,7 @@ public final class FileBackend: StorageBackend {
     return base.dir + "/" + base.stem + ".json"
   }
 
-  private func dataPath(_ object: ObjectMetadata) -> String {
+  func dataPath(_ object: ObjectMetadata) -> String {
     let base = objectBase(object)
     return base.dir + "/" + base.stem + "." + String(object.generation) + ".data"
   }
@@ -157,7 +157,8 @@ public final class FileBackend: StorageBackend {
       return nil
     }
     var state = LoadedState()
-    state.buckets = opened.buckets.map(\.info)
+    // The snapshot holds names and creation times; settings live in each bucket's record.
+    state.buckets = opened.buckets.map { readBucketRecord($0.info.name) ?? $0.info }
     for bucket in opened.buckets { state.expectedCounts[bucket.info.name] = bucket.count }
     damaged.withLock { $0 = Set(opened.damaged) }
     var removedBuckets = Set<String>()
@@ -172,6 +173,7 @@ public final class FileBackend: StorageBackend {
       }
     }
     let live = Set(state.buckets.map(\.name))
+    for bucket in state.buckets { state.noncurrent += loadNoncurrent(bucket.name, log: log) }
     for (key, files) in journal.objects where live.contains(key.bucket) {
       if let object = recoverObject(bucket: key.bucket, name: key.name, files: files, log: log) {
         state.objects.append(object)
@@ -218,6 +220,7 @@ public final class FileBackend: StorageBackend {
         continue
       }
       state.buckets.append(info)
+      state.noncurrent += loadNoncurrent(bucket, log: log)
       let objectsDir = bucketDir(bucket) + "/objects"
       for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
         let shardDir = objectsDir + "/" + shard
@@ -251,7 +254,13 @@ public final class FileBackend: StorageBackend {
       let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
       let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
     else { return nil }
-    return BucketInfo(name: name, timeCreated: created)
+    // Records written before buckets had settings hold only the name and creation time.
+    var info = BucketInfo(name: name, timeCreated: created, settings: document["settings"])
+    if let updated = document["updated"]?.stringValue.flatMap({ Int64($0) }) { info.updated = updated }
+    if let metageneration = document["metageneration"]?.stringValue.flatMap({ Int64($0) }) {
+      info.metageneration = metageneration
+    }
+    return info
   }
 
   private func readRecord(_ path: String, bucket: String) throws(StorageError) -> ObjectMetadata {
@@ -379,6 +388,10 @@ public final class FileBackend: StorageBackend {
     json.beginObject()
     json.string("name", bucket.name)
     json.string("timeCreated", String(bucket.timeCreated))
+    json.string("updated", String(bucket.updated))
+    json.string("metageneration", String(bucket.metageneration))
+    json.key("settings")
+    bucket.settings.write(into: &json)
     json.endObject()
     try writeAtomically(json.bytes, to: dir + "/bucket.json")
   }
@@ -431,7 +444,7 @@ public final class FileBackend: StorageBackend {
     close(out)
     var total: Int64 = 0
     for object in objects {
-      let source = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+      let source = openData(object)
       guard source >= 0 else {
         unlink(target)
         throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
@@ -480,7 +493,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
-    let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    let fd = openData(object)
     guard fd >= 0 else {
       if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
       throw Self.error("read the object data", errno)
@@ -553,7 +566,7 @@ public final class FileBackend: StorageBackend {
   }
 
   public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
-    let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    let fd = openData(object)
     guard fd >= 0 else {
       if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
       throw Self.error("read the object data", errno)
@@ -572,7 +585,7 @@ public final class FileBackend: StorageBackend {
 
   // MARK: Files
 
-  private func makeDirectory(_ path: String) throws(StorageError) {
+  func makeDirectory(_ path: String) throws(StorageError) {
     if mkdir(path, 0o755) != 0 && errno != EEXIST {
       if errno == ENOENT {
         try makeDirectory((path as NSString).deletingLastPathComponent)
@@ -589,7 +602,7 @@ public final class FileBackend: StorageBackend {
   /// a file (`auto_da_alloc`), which made each metadata write wait for the disk. Durability is
   /// the same: without `fsync` a write survives the process, not the machine; with it, the file
   /// was synced before the swap and the folder is synced after it.
-  private func writeAtomically(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
+  func writeAtomically(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
     let temp = tempPath("record")
     try writeFile(bytes, to: temp)
     if replacing && cfiles_exchange(temp, path) == 0 {
@@ -642,7 +655,7 @@ public final class FileBackend: StorageBackend {
     }
   }
 
-  private func syncDirectory(_ path: String) {
+  func syncDirectory(_ path: String) {
     guard fsync else { return }
     let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard fd >= 0 else { return }

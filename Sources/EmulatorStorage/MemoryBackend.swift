@@ -12,6 +12,8 @@ public final class MemoryBackend: StorageBackend {
     var data: [DataKey: [UInt8]] = [:]
     var staged: [String: [UInt8]] = [:]
     var nextStage = 0
+    /// Generations kept as noncurrent: their bytes outlive a commit or remove of the live one.
+    var archived: Set<DataKey> = []
   }
 
   private let state = Locked(State())
@@ -66,15 +68,31 @@ public final class MemoryBackend: StorageBackend {
       let bytes = state.staged.removeValue(forKey: data.id) ?? []
       state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)] = bytes
       if let previous {
-        state.data[DataKey(bucket: previous.bucket, name: ObjectKey(previous.name), generation: previous.generation)] =
-          nil
+        let key = DataKey(bucket: previous.bucket, name: ObjectKey(previous.name), generation: previous.generation)
+        if !state.archived.contains(key) { state.data[key] = nil }
       }
     }
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
     state.withLock { state in
-      state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)] = nil
+      let key = DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)
+      if !state.archived.contains(key) { state.data[key] = nil }
+    }
+  }
+
+  public func archive(_ version: NoncurrentObject) throws(StorageError) {
+    let object = version.object
+    state.withLock {
+      _ = $0.archived.insert(DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation))
+    }
+  }
+
+  public func removeNoncurrent(_ object: ObjectMetadata) throws(StorageError) {
+    state.withLock { state in
+      let key = DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)
+      state.archived.remove(key)
+      state.data[key] = nil
     }
   }
 

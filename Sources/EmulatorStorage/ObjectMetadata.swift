@@ -169,7 +169,10 @@ public struct MetadataPatch: Sendable, Equatable {
       clearCustom = true
       if options.tokensInCustomMetadata { tokens = .replace([]) }
     case .object(let entries):
-      if options.replace {
+      // An empty object clears the custom metadata on the GCS surfaces: gcloud's
+      // `--clear-custom-metadata` (and `--remove-custom-metadata` of the last key) sends exactly
+      // that and nothing else.
+      if options.replace || (entries.isEmpty && options.tokensInCustomMetadata) {
         clearCustom = true
         if options.tokensInCustomMetadata { tokens = .replace([]) }
       }

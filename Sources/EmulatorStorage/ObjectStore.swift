@@ -22,10 +22,12 @@ public final class ObjectStore: Sendable {
     public init(strictBuckets: Bool = false) { self.strictBuckets = strictBuckets }
   }
 
-  private struct BucketIndex {
+  struct BucketIndex {
     var info: BucketInfo
     var keys: [ObjectKey] = []
     var objects: [ObjectKey: ObjectMetadata] = [:]
+    /// Noncurrent generations (versioned buckets), oldest first per name.
+    var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
     mutating func put(_ object: ObjectMetadata) {
       let key = ObjectKey(object.name)
@@ -53,8 +55,8 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
-  private let backend: any StorageBackend
-  private let index = Locked<[String: BucketIndex]>([:])
+  let backend: any StorageBackend
+  let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
   private let lastGeneration = Atomic<Int64>(0)
   /// Writes in progress, and whether the store is closed to new ones.
@@ -75,8 +77,9 @@ public final class ObjectStore: Sendable {
       loaded = try backend.load(log: log)
       built = try Self.buildIndex(loaded)
     }
-    let buckets = built.buckets
-    let highest = built.highest
+    var buckets = built.buckets
+    let highest = max(built.highest, loaded.noncurrent.map(\.object.generation).max() ?? 0)
+    Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
     if loaded.wantsSnapshot {
@@ -148,7 +151,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  private func beginWrite() throws(StorageError) {
+  func beginWrite() throws(StorageError) {
     let open = writes.withLock { state -> Bool in
       guard !state.closed else { return false }
       state.active += 1
@@ -157,7 +160,7 @@ public final class ObjectStore: Sendable {
     if !open { throw StorageError.io("the emulator is shutting down") }
   }
 
-  private func endWrite(count: Int = 1) {
+  func endWrite(count: Int = 1) {
     writes.withLock { $0.active -= count }
   }
 
@@ -191,11 +194,15 @@ public final class ObjectStore: Sendable {
 
   // MARK: Buckets
 
-  public func createBucket(_ name: String) throws(StorageError) -> BucketInfo {
+  /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
+  /// checked and kept, see `BucketSettings`).
+  public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
     try beginWrite()
     defer { endWrite() }
     try Naming.validateBucketName(name)
-    let info = BucketInfo(name: name, timeCreated: Timestamp.nowMilliseconds())
+    let now = Timestamp.nowMilliseconds()
+    let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
+    let info = BucketInfo(name: name, timeCreated: now, settings: settings)
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
       do throws(StorageError) {
@@ -224,7 +231,7 @@ public final class ObjectStore: Sendable {
     defer { endWrite() }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
-      guard bucket.objects.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
       do throws(StorageError) {
         try backend.removeBucket(name)
       } catch {
@@ -248,7 +255,7 @@ public final class ObjectStore: Sendable {
 
   // MARK: Reading
 
-  private func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
+  func lookup(_ bucket: String, _ name: String) throws(StorageError) -> ObjectMetadata? {
     let found: ObjectMetadata?? = index.withLock { buckets in
       guard let index = buckets[bucket] else { return nil }
       return .some(index.objects[ObjectKey(name)])
@@ -258,7 +265,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// The error for a name that has no live object: a clear one when its record was damaged.
-  private func missing(_ bucket: String, _ name: String) -> StorageError {
+  func missing(_ bucket: String, _ name: String) -> StorageError {
     if backend.isDamaged(bucket: bucket, name: name) {
       return .io(
         "The metadata record of \(bucket)/\(name) is damaged (the start-up log names the file); the object cannot be read until it is overwritten or deleted."
@@ -271,7 +278,9 @@ public final class ObjectStore: Sendable {
   public func metadata(
     bucket: String, name: String, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    guard let object = try lookup(bucket, name) else { throw missing(bucket, name) }
+    guard let object = try addressed(bucket, name, generation: conditions.generation) else {
+      throw missing(bucket, name)
+    }
     try conditions.checkRead(object)
     return object
   }
@@ -401,7 +410,7 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try beginWrite()
     defer { endWrite() }
-    do {
+    do throws(StorageError) {
       try ensureBucket(bucket)
       let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
       let lock = stripe(key)
@@ -420,8 +429,14 @@ public final class ObjectStore: Sendable {
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
-      try backend.commit(object, data: staged, previous: previous)
-      try publish(object)
+      let archived = try archiveIfVersioned(previous)
+      do {
+        try backend.commit(object, data: staged, previous: previous)
+      } catch {
+        if let archived { try? backend.removeNoncurrent(archived.object) }
+        throw error
+      }
+      try publish(object, archived: archived)
       return object
     } catch {
       backend.discard(staged)
@@ -437,7 +452,8 @@ public final class ObjectStore: Sendable {
   ) throws(StorageError) -> ObjectMetadata {
     try Naming.validateObjectName(name)
     try Naming.validateBucketName(bucket)
-    guard let source = try lookup(sourceBucket, sourceName) else {
+    // `sourceGeneration` may name a noncurrent generation (how an old version is restored).
+    guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
       throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
     }
     try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
@@ -482,10 +498,7 @@ public final class ObjectStore: Sendable {
     }
     var objects: [ObjectMetadata] = []
     for source in sources {
-      guard let object = try lookup(bucket, source.name) else {
-        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
-      }
-      if let generation = source.generation, generation != object.generation {
+      guard let object = try addressed(bucket, source.name, generation: source.generation) else {
         throw StorageError.objectNotFound(bucket: bucket, name: source.name)
       }
       if let expected = source.ifGenerationMatch, expected != object.generation {
@@ -692,7 +705,11 @@ public final class ObjectStore: Sendable {
     lock.lock()
     defer { lock.unlock() }
     lock.waitForGroups(of: key)
-    guard let current = try lookup(bucket, name) else {
+    let live = try lookup(bucket, name)
+    if let generation = conditions.generation, live?.generation != generation {
+      return try deleteNoncurrent(bucket: bucket, name: name, generation: generation, conditions: conditions)
+    }
+    guard let current = live else {
       if backend.isDamaged(bucket: bucket, name: name) {
         try backend.removeDamaged(bucket: bucket, name: name)
         return
@@ -700,19 +717,32 @@ public final class ObjectStore: Sendable {
       throw StorageError.objectNotFound(bucket: bucket, name: name)
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)
-    try backend.remove(current)
-    index.withLock { $0[bucket]?.remove(name) }
+    // Without `generation=`, a versioned bucket keeps the live generation as noncurrent; with it,
+    // that generation is deleted for good (as GCS does).
+    let archived = conditions.generation == nil ? try archiveIfVersioned(current) : nil
+    do {
+      try backend.remove(current)
+    } catch {
+      if let archived { try? backend.removeNoncurrent(archived.object) }
+      throw error
+    }
+    index.withLock { buckets in
+      buckets[bucket]?.remove(name)
+      if let archived { buckets[bucket]?.noncurrent[ObjectKey(name), default: []].append(archived) }
+    }
   }
 
-  private func publish(_ object: ObjectMetadata) throws(StorageError) {
+  private func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
+      if let archived { buckets[object.bucket]!.noncurrent[ObjectKey(object.name), default: []].append(archived) }
       return true
     }
     if !published {
       // The bucket was deleted while this write was in progress.
       try? backend.remove(object)
+      if let archived { try? backend.removeNoncurrent(archived.object) }
       throw StorageError.bucketNotFound(bucket: object.bucket)
     }
   }
@@ -754,14 +784,25 @@ public final class ObjectStore: Sendable {
     let glob = try query.matchGlob.map { glob throws(StorageError) in try Glob(glob) }
     let result: ListPage? = index.withLock { buckets in
       guard let bucketIndex = buckets[bucket] else { return nil }
-      let keys = bucketIndex.keys
+      let keys = query.versions ? bucketIndex.versionKeys() : bucketIndex.keys
+      var page = ListPage()
+      /// The live object, or with `versions` every generation of the name.
+      func appendItems(_ key: ObjectKey) {
+        guard query.versions else {
+          if let object = bucketIndex.objects[key] { page.items.append(object) }
+          return
+        }
+        for (object, deleted) in bucketIndex.versions(of: key) {
+          page.items.append(object)
+          page.timeDeleted.append(deleted)
+        }
+      }
       var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
       if let start = query.startOffset {
         position = max(position, BucketIndex.lowerBound(keys, ObjectKey(start)))
       }
       if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
       let end = query.endOffset.map { ObjectKey($0) }
-      var page = ListPage()
       var count = 0
       var last: ListCursor?
       while position < keys.count {
@@ -776,9 +817,7 @@ public final class ObjectStore: Sendable {
           }
           page.prefixes.append(String(decoding: rolled, as: UTF8.self))
           count += 1
-          if query.includeTrailingDelimiter && key.bytes == rolled, let object = bucketIndex.objects[key] {
-            page.items.append(object)
-          }
+          if query.includeTrailingDelimiter && key.bytes == rolled { appendItems(key) }
           last = .afterPrefix(rolled)
           position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
           continue
@@ -787,11 +826,30 @@ public final class ObjectStore: Sendable {
           position += 1
           continue
         }
+        if query.versions {
+          // One item per generation: a page may end between two generations of a name.
+          let after = resume?.generation(after: key.bytes)
+          var full = false
+          for (object, deleted) in bucketIndex.versions(of: key) where after.map({ object.generation > $0 }) ?? true {
+            if count == maxResults {
+              page.nextPageToken = last?.token
+              full = true
+              break
+            }
+            page.items.append(object)
+            page.timeDeleted.append(deleted)
+            count += 1
+            last = .afterVersion(key.bytes, generation: object.generation)
+          }
+          if full { break }
+          position += 1
+          continue
+        }
         if count == maxResults {
           page.nextPageToken = last?.token
           break
         }
-        if let object = bucketIndex.objects[key] { page.items.append(object) }
+        appendItems(key)
         count += 1
         last = .afterKey(key.bytes)
         position += 1
@@ -829,6 +887,8 @@ public struct ListQuery: Sendable {
   /// Objects whose name ends in the delimiter are listed as items too.
   public var includeTrailingDelimiter = false
   public var matchGlob: String?
+  /// Every generation, noncurrent ones too (`versions=true`), each counting as one item.
+  public var versions = false
 
   public init() {}
 }
@@ -837,6 +897,8 @@ public struct ListPage: Sendable {
   public var items: [ObjectMetadata] = []
   public var prefixes: [String] = []
   public var nextPageToken: String?
+  /// With `versions`: for each item, when it became noncurrent (nil: live). Empty otherwise.
+  public var timeDeleted: [Int64?] = []
 
   public init() {}
 }
@@ -845,6 +907,8 @@ public struct ListPage: Sendable {
 enum ListCursor {
   case afterKey([UInt8])
   case afterPrefix([UInt8])
+  /// After this generation of this name (a listing of every generation).
+  case afterVersion([UInt8], generation: Int64)
 
   init?(token: String) {
     var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -854,8 +918,18 @@ enum ListCursor {
     switch tag {
     case 1: self = .afterKey(rest)
     case 2: self = .afterPrefix(rest)
+    case 3:
+      guard rest.count >= 8 else { return nil }
+      let generation = rest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      self = .afterVersion(Array(rest.dropFirst(8)), generation: Int64(bitPattern: generation))
     default: return nil
     }
+  }
+
+  /// With a generation cursor on `key`: the generation to resume after.
+  func generation(after key: [UInt8]) -> Int64? {
+    if case .afterVersion(let name, let generation) = self, name == key { return generation }
+    return nil
   }
 
   var token: String {
@@ -863,6 +937,9 @@ enum ListCursor {
     switch self {
     case .afterKey(let key): bytes = [1] + key
     case .afterPrefix(let prefix): bytes = [2] + prefix
+    case .afterVersion(let key, let generation):
+      let value = UInt64(bitPattern: generation)
+      bytes = [3] + (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } + key
     }
     return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
       .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -874,6 +951,9 @@ enum ListCursor {
     case .afterKey(let key):
       let index = lowerBound(keys, ObjectKey(bytes: key))
       return index < keys.count && keys[index].bytes == key ? index + 1 : index
+    case .afterVersion(let key, _):
+      // The name itself again: its later generations are still to come.
+      return lowerBound(keys, ObjectKey(bytes: key))
     case .afterPrefix(let prefix):
       // The smallest byte string greater than every string starting with `prefix`.
       var successor = prefix

@@ -12,10 +12,33 @@ public struct BucketInfo: Sendable, Equatable {
   public var name: String
   /// Milliseconds since the epoch.
   public var timeCreated: Int64
+  /// Milliseconds since the epoch.
+  public var updated: Int64
+  /// 1 at creation, +1 for every PATCH or PUT.
+  public var metageneration: Int64 = 1
+  /// The writable fields in GCS's canonical form (see `BucketSettings`): a JSON object.
+  public var settings: JSONValue
 
-  public init(name: String, timeCreated: Int64) {
+  public init(name: String, timeCreated: Int64, settings: JSONValue? = nil) {
     self.name = name
     self.timeCreated = timeCreated
+    self.updated = timeCreated
+    self.settings = settings ?? BucketSettings.defaults(now: timeCreated)
+  }
+
+  /// Whether an overwrite or a delete keeps the live generation as a noncurrent one.
+  public var versioningEnabled: Bool { settings["versioning"]?["enabled"] == .bool(true) }
+}
+
+/// A generation that is no longer live, kept because its bucket has versioning enabled.
+public struct NoncurrentObject: Sendable, Equatable {
+  public var object: ObjectMetadata
+  /// When it stopped being live (milliseconds since the epoch): GCS's `timeDeleted`.
+  public var timeDeleted: Int64
+
+  public init(object: ObjectMetadata, timeDeleted: Int64) {
+    self.object = object
+    self.timeDeleted = timeDeleted
   }
 }
 
@@ -38,6 +61,8 @@ public struct LoadedState: Sendable {
   /// How many objects each bucket will hold (to size tables up front); may be empty.
   public var expectedCounts: [String: Int] = [:]
   public var objects: [ObjectMetadata] = []
+  /// Noncurrent generations kept by versioned buckets (in any order).
+  public var noncurrent: [NoncurrentObject] = []
   /// The backend asks for `saveSnapshot` once the store is built (its index was slow to load).
   public var wantsSnapshot = false
 
@@ -120,6 +145,11 @@ public protocol StorageBackend: Sendable {
   /// bytes are then dropped); without, a metadata-only update that leaves the bytes alone.
   func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError)
   func remove(_ object: ObjectMetadata) throws(StorageError)
+  /// Keeps the bytes and metadata of the live `object` as a noncurrent generation (a versioned
+  /// bucket), before a `commit` replaces it or a `remove` removes it; readable by `open`/`read`.
+  func archive(_ object: NoncurrentObject) throws(StorageError)
+  /// Removes a noncurrent generation for good.
+  func removeNoncurrent(_ object: ObjectMetadata) throws(StorageError)
   /// The live bytes of `object`.
   func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]
   /// Whether start-up found this object's record damaged (it is then unreadable until it is

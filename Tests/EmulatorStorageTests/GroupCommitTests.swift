@@ -37,6 +37,8 @@ final class SlowCountingBackend: StorageBackend {
     try inner.commit(object, data: data, previous: previous)
   }
   func remove(_ object: ObjectMetadata) throws(StorageError) { try inner.remove(object) }
+  func archive(_ object: NoncurrentObject) throws(StorageError) { try inner.archive(object) }
+  func removeNoncurrent(_ object: ObjectMetadata) throws(StorageError) { try inner.removeNoncurrent(object) }
   func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] { try inner.read(object) }
   func isDamaged(bucket: String, name: String) -> Bool { inner.isDamaged(bucket: bucket, name: name) }
   func removeDamaged(bucket: String, name: String) throws(StorageError) {

@@ -1,0 +1,81 @@
+import EmulatorHTTP
+import EmulatorStorage
+
+/// Buckets (PROTOCOL.md, "Buckets"): insert keeps every writable field, GET, PATCH, PUT, DELETE,
+/// and the storage layout gcloud asks for.
+extension StorageAPI {
+  func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let body = try RequestOptions.jsonObject(context.request.body)
+    guard let name = body["name"]?.stringValue ?? context.query["name"] else {
+      throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
+    }
+    let bucket = try storage { () throws(StorageError) in try store.createBucket(name, resource: body) }
+    return context.ok(context.json.bucket(bucket))
+  }
+
+  func bucketRequest(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    switch context.method {
+    case "GET", "HEAD":
+      let info = try storage { () throws(StorageError) in try store.bucket(bucket) }
+      if let expected = try RequestOptions.int64(context.query, "ifMetagenerationMatch"),
+        expected != info.metageneration
+      {
+        throw APIError(
+          StorageError.conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(info.metageneration)."))
+      }
+      return context.ok(context.json.bucket(info))
+    case "PATCH", "PUT":
+      let body = try RequestOptions.jsonObject(context.request.body)
+      if let name = body["name"]?.stringValue, name != bucket {
+        throw APIError(400, .invalid, "The bucket name in the body ('\(name)') differs from the one in the path.")
+      }
+      let match = try RequestOptions.int64(context.query, "ifMetagenerationMatch")
+      let notMatch = try RequestOptions.int64(context.query, "ifMetagenerationNotMatch")
+      let info = try storage { () throws(StorageError) in
+        try store.updateBucket(
+          bucket, resource: body, replace: context.method == "PUT", ifMetagenerationMatch: match,
+          ifMetagenerationNotMatch: notMatch)
+      }
+      return context.ok(context.json.bucket(info))
+    case "DELETE":
+      try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
+      return HTTPResponse(status: 204)
+    default:
+      throw Self.notAllowed(context.method, "GET, HEAD, PATCH, PUT, DELETE")
+    }
+  }
+
+  /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.
+  func storageLayout(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    guard context.method == "GET" || context.method == "HEAD" else {
+      throw Self.notAllowed(context.method, "GET, HEAD")
+    }
+    let info = try storage { () throws(StorageError) in try store.bucket(bucket) }
+    var json = JSONWriter()
+    json.beginObject()
+    json.string("kind", "storage#storageLayout")
+    json.string("bucket", info.name)
+    json.string("location", info.settings["location"]?.stringValue ?? "US")
+    json.string("locationType", info.settings["locationType"]?.stringValue ?? "multi-region")
+    json.key("hierarchicalNamespace")
+    json.beginObject()
+    json.bool("enabled", false)
+    json.endObject()
+    json.endObject()
+    return context.ok(json.bytes)
+  }
+
+  /// `GET /storage/v1/b/{bucket}/managedFolders`: managed folders (folder-level IAM) are not
+  /// emulated, so a bucket never has any; creating one is refused.
+  func managedFolders(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    _ = try storage { () throws(StorageError) in try store.bucket(bucket) }
+    switch context.method {
+    case "GET", "HEAD":
+      return context.ok(Array(#"{"kind":"storage#managedFolders"}"#.utf8))
+    case "POST":
+      throw APIError(400, .invalid, "Managed folders are not emulated by this emulator.")
+    default:
+      throw Self.notAllowed(context.method, "GET, HEAD, POST")
+    }
+  }
+}
