@@ -23,7 +23,9 @@ extension StorageAPI {
     let surface = route.surface
     switch route.resource {
     case .buckets: return ["GET", "HEAD", "POST"]
-    case .bucket: return ["GET", "HEAD", "DELETE"]
+    case .bucket: return ["GET", "HEAD", "PATCH", "PUT", "DELETE"]
+    case .storageLayout: return ["GET", "HEAD"]
+    case .managedFolders: return ["GET", "HEAD", "POST"]
     case .objects where session:
       switch surface {
       case .firebase, .json: return ["PUT", "POST"]

@@ -122,7 +122,8 @@ struct BrowserHarness {
       h.call("POST", "/upload/storage/v1/b/demo.appspot.com/o?uploadType=resumable&name=s").header("location"))
     let id = try #require(session.split(separator: "upload_id=").last.map(String.init))
     let targets = [
-      "/storage/v1/b", "/b", "/storage/v1/b/other", "/storage/v1/b/demo.appspot.com/o",
+      "/storage/v1/b", "/b", "/storage/v1/b/other", "/storage/v1/b/demo.appspot.com/storageLayout",
+      "/storage/v1/b/demo.appspot.com/managedFolders", "/storage/v1/b/demo.appspot.com/o",
       "/storage/v1/b/demo.appspot.com/o?uploadType=media&name=n", "/b/demo.appspot.com/o?uploadType=media&name=n",
       "/v0/b/demo.appspot.com/o?name=n", "/upload/storage/v1/b/demo.appspot.com/o?uploadType=media&name=n",
       "/storage/v1/b/demo.appspot.com/o/p", "/b/demo.appspot.com/o/p",
