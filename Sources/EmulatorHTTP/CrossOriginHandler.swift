@@ -55,7 +55,10 @@ public struct CrossOriginHandler: HTTPHandler {
         "Host '\(name)' is not answered here (a guard against DNS rebinding): use localhost or an IP address, "
           + "or start the emulator with --allowed-host \(Self.hostName(name)).", head)
     }
-    if let origin, head.method != "GET" && head.method != "HEAD", !configuration.origins.allows(origin) {
+    // OPTIONS only asks (refused, or answered from a resource's own configuration, in `options`).
+    if let origin, head.method != "GET" && head.method != "HEAD" && head.method != "OPTIONS",
+      !configuration.origins.allows(origin)
+    {
       return refusal(
         "Cross-origin \(head.method) from '\(origin)' refused: that origin is not allowed "
           + "(loopback origins are; add others with --cors-origin). Nothing was changed.", head)
@@ -72,68 +75,107 @@ public struct CrossOriginHandler: HTTPHandler {
   }
 
   public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
-    finish(inner.errorResponse(for: error, head: head), origin: allowedOrigin(head))
+    finish(inner.errorResponse(for: error, head: head), grant: grant(head))
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     if request.method == "OPTIONS" { return options(request.head) }
-    return finish(inner.handle(request), origin: allowedOrigin(request.head))
+    return finish(inner.handle(request), grant: grant(request.head))
   }
 
   public func start(_ request: HTTPRequest) -> HTTPHandling {
     if request.method == "OPTIONS" { return .respond(options(request.head)) }
-    let origin = allowedOrigin(request.head)
+    let grant = grant(request.head)
     switch inner.start(request) {
     case .respond(let response):
-      return .respond(finish(response, origin: origin))
+      return .respond(finish(response, grant: grant))
     case .blocking(let work):
-      return .blocking { finish(work(), origin: origin) }
+      return .blocking { finish(work(), grant: grant) }
     case .deferred(let work):
       return .deferred { responder in
-        work(HTTPResponder { make in responder.reply(making: { finish(make(), origin: origin) }) })
+        work(HTTPResponder { make in responder.reply(making: { finish(make(), grant: grant) }) })
       }
     }
   }
 
   // MARK: Answers
 
-  /// The request's `Origin` when the policy allows it.
-  private func allowedOrigin(_ head: HTTPRequestHead) -> String? {
-    guard let origin = head.headers["origin"], configuration.origins.allows(origin) else { return nil }
-    return origin
+  /// What a request's answer may tell its page.
+  enum Grant: Sendable {
+    /// No `Origin`, or one nothing allows: only `Vary: Origin`.
+    case none
+    /// Allowed by the server-wide policy: every header is exposed.
+    case server(origin: String)
+    /// Allowed by the resource's own configuration: the entry's response headers are exposed.
+    case rule(origin: String, CrossOriginRule)
+  }
+
+  func grant(_ head: HTTPRequestHead) -> Grant {
+    guard let origin = head.headers["origin"] else { return .none }
+    if let rules = inner.crossOriginRules(for: head) {
+      guard let rule = rules.first(where: { $0.matches(origin: origin, method: head.method) }) else { return .none }
+      return .rule(origin: origin, rule)
+    }
+    return configuration.origins.allows(origin) ? .server(origin: origin) : .none
   }
 
   /// Adds `Vary: Origin` (a field of its own, as an inner handler's `Vary` may be there too),
   /// and for an allowed origin the CORS headers of an actual response.
-  func finish(_ response: HTTPResponse, origin: String?) -> HTTPResponse {
+  func finish(_ response: HTTPResponse, grant: Grant) -> HTTPResponse {
     var response = response
     response.headers.add("vary", "Origin")
-    guard let origin, response.headers["access-control-allow-origin"] == nil else { return response }
-    var exposed = exposedList
-    for field in response.headers
-    where !exposedSet.contains(field.name) && !Self.safelisted(field.name) && !field.name.hasPrefix("access-control-")
-      && !field.name.hasPrefix("vary")
-    {
-      exposed += exposed.isEmpty ? field.name : ", " + field.name
+    guard response.headers["access-control-allow-origin"] == nil else { return response }
+    switch grant {
+    case .none:
+      return response
+    case .rule(let origin, let rule):
+      response.headers.add("access-control-allow-origin", origin)
+      if !rule.responseHeaders.isEmpty {
+        response.headers.add("access-control-expose-headers", rule.responseHeaders.joined(separator: ", "))
+      }
+      return response
+    case .server(let origin):
+      var exposed = exposedList
+      for field in response.headers
+      where !exposedSet.contains(field.name) && !Self.safelisted(field.name)
+        && !field.name.hasPrefix("access-control-") && !field.name.hasPrefix("vary")
+      {
+        exposed += exposed.isEmpty ? field.name : ", " + field.name
+      }
+      response.headers.add("access-control-allow-origin", origin)
+      if !exposed.isEmpty { response.headers.add("access-control-expose-headers", exposed) }
+      return response
     }
-    response.headers.add("access-control-allow-origin", origin)
-    if !exposed.isEmpty { response.headers.add("access-control-expose-headers", exposed) }
-    return response
   }
 
-  /// OPTIONS: a CORS preflight, or (without `Origin`) a plain question about the methods.
+  /// OPTIONS: a CORS preflight, or (without `Origin`) a plain question about the methods. It never
+  /// reaches the inner handler.
   private func options(_ head: HTTPRequestHead) -> HTTPResponse {
-    let origin = allowedOrigin(head)
     guard let methods = inner.allowedMethods(for: head) else {
       return finish(
-        inner.errorResponse(for: HTTPParseError(404, "No resource at \(head.rawPath)."), head: head), origin: origin)
+        inner.errorResponse(for: HTTPParseError(404, "No resource at \(head.rawPath)."), head: head),
+        grant: grant(head))
     }
     let allow = methods.joined(separator: ", ")
-    guard let origin, let requested = head.headers["access-control-request-method"]?.trimmingASCIIWhitespace()
-    else {
-      var response = HTTPResponse(status: 204, headers: ["allow": allow])
-      response = finish(response, origin: origin)
-      return response
+    guard let origin = head.headers["origin"] else {
+      return finish(HTTPResponse(status: 204, headers: ["allow": allow]), grant: .none)
+    }
+    let requested = head.headers["access-control-request-method"]?.trimmingASCIIWhitespace()
+    let rules = inner.crossOriginRules(for: head)
+    var rule: CrossOriginRule?
+    if let rules {
+      rule = requested.flatMap { requested in rules.first { $0.matches(origin: origin, method: requested) } }
+      guard rule != nil else {
+        return refusal(
+          "The bucket's CORS configuration does not allow \(requested ?? "this request") from '\(origin)'.", head)
+      }
+    } else if !configuration.origins.allows(origin) {
+      return refusal(
+        "Cross-origin request from '\(origin)' refused: that origin is not allowed "
+          + "(loopback origins are; add others with --cors-origin).", head)
+    }
+    guard let requested else {
+      return finish(HTTPResponse(status: 204, headers: ["allow": allow]), grant: .server(origin: origin))
     }
     var headers: HTTPHeaders = ["access-control-allow-origin": origin]
     Self.addVary(&headers, "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
@@ -145,9 +187,17 @@ public struct CrossOriginHandler: HTTPHandler {
       return response
     }
     headers.add("access-control-allow-methods", requested)
-    let askedHeaders = Self.tokens(head.headers.values("access-control-request-headers"))
-    if !askedHeaders.isEmpty { headers.add("access-control-allow-headers", askedHeaders.joined(separator: ", ")) }
-    headers.add("access-control-max-age", String(configuration.maxAgeSeconds))
+    if let rule {
+      // GCS: the entry's response headers are also the request headers a page may send.
+      if !rule.responseHeaders.isEmpty {
+        headers.add("access-control-allow-headers", rule.responseHeaders.joined(separator: ", "))
+      }
+      if let age = rule.maxAgeSeconds { headers.add("access-control-max-age", String(age)) }
+    } else {
+      let askedHeaders = Self.tokens(head.headers.values("access-control-request-headers"))
+      if !askedHeaders.isEmpty { headers.add("access-control-allow-headers", askedHeaders.joined(separator: ", ")) }
+      headers.add("access-control-max-age", String(configuration.maxAgeSeconds))
+    }
     if head.headers["access-control-request-private-network"]?.lowercased() == "true" {
       headers.add("access-control-allow-private-network", "true")
     }

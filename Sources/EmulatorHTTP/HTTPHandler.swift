@@ -22,6 +22,12 @@ public protocol HTTPHandler: Sendable {
   /// nil when there is no such resource.
   func allowedMethods(for head: HTTPRequestHead) -> [String]?
 
+  /// The resource's own CORS configuration, when it has one (a bucket's `cors` list, for its
+  /// downloads): it then decides the CORS answers for this target instead of the server-wide
+  /// `OriginPolicy` (the first entry that covers the origin and method applies; none: no CORS
+  /// headers). nil: the server-wide policy applies. Asked only for requests with an `Origin`.
+  func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]?
+
   /// The response, sent with `Connection: close`, for a request that could not be read.
   func errorResponse(for error: HTTPParseError) -> HTTPResponse
 
@@ -66,6 +72,8 @@ extension HTTPHandler {
   public func screen(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
 
   public func allowedMethods(for head: HTTPRequestHead) -> [String]? { nil }
+
+  public func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { nil }
 
   public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
     errorResponse(for: error)

@@ -147,6 +147,67 @@ import Testing
     #expect(unknown.status == 404)
   }
 
+  /// A resource with its own CORS configuration (as a GCS bucket's `cors` applies to its
+  /// downloads): its entries, not the server-wide policy, decide.
+  struct ConfiguredResource: HTTPHandler {
+    static let rules = [
+      CrossOriginRule(
+        origins: ["https://shop.example"], methods: ["GET", "HEAD"],
+        responseHeaders: ["Content-Type", "x-goog-meta-color"], maxAgeSeconds: 600),
+      CrossOriginRule(origins: ["*"], methods: ["PUT"]),
+    ]
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+      HTTPResponse(status: 200, headers: ["x-goog-meta-color": "blue", "x-goog-hash": "crc32c=AAAAAA=="], body: [1])
+    }
+    func allowedMethods(for head: HTTPRequestHead) -> [String]? { ["GET", "HEAD", "PUT"] }
+    func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { head.rawPath == "/d" ? Self.rules : nil }
+  }
+
+  @Test func aResourcesOwnCORSConfigurationDecidesForIt() {
+    let handler = CrossOriginHandler(ConfiguredResource(), configuration: CrossOriginConfiguration())
+    func get(_ target: String, _ origin: String, method: String = "GET") -> HTTPResponse {
+      let head = HTTPRequestHead(method: method, target: target, headers: ["origin": origin])
+      return handler.screen(head) ?? handler.handle(HTTPRequest(head: head))
+    }
+    // The entry's origin, though the server-wide policy does not allow it: its response headers only.
+    let shop = get("/d", "https://shop.example")
+    #expect(shop.headers["access-control-allow-origin"] == "https://shop.example")
+    #expect(shop.headers["access-control-expose-headers"] == "Content-Type, x-goog-meta-color")
+    #expect(shop.headers["vary"] == "Origin")
+    // A loopback origin the entries do not name gets nothing, as on GCS.
+    let local = get("/d", "http://localhost:3000")
+    #expect(local.status == 200)
+    #expect(local.headers["access-control-allow-origin"] == nil)
+    // `*` entries match any origin for their methods.
+    #expect(
+      get("/d", "http://localhost:3000", method: "PUT").headers["access-control-allow-origin"]
+        == "http://localhost:3000")
+    // Elsewhere the server-wide policy applies.
+    #expect(get("/other", "http://localhost:3000").headers["access-control-allow-origin"] == "http://localhost:3000")
+    #expect(get("/other", "https://shop.example").headers["access-control-allow-origin"] == nil)
+  }
+
+  @Test func preflightsOfAConfiguredResourceFollowItsEntries() {
+    let handler = CrossOriginHandler(ConfiguredResource(), configuration: CrossOriginConfiguration())
+    func preflight(_ origin: String, _ method: String) -> HTTPResponse {
+      let head = HTTPRequestHead(
+        method: "OPTIONS", target: "/d",
+        headers: ["origin": origin, "access-control-request-method": method, "access-control-request-headers": "range"])
+      return handler.screen(head) ?? handler.handle(HTTPRequest(head: head))
+    }
+    let shop = preflight("https://shop.example", "GET")
+    #expect(shop.status == 204)
+    #expect(shop.headers["access-control-allow-methods"] == "GET")
+    #expect(shop.headers["access-control-allow-headers"] == "Content-Type, x-goog-meta-color")
+    #expect(shop.headers["access-control-max-age"] == "600")
+    let anyone = preflight("https://elsewhere.example", "PUT")
+    #expect(anyone.status == 204)
+    #expect(anyone.headers["access-control-max-age"] == nil)
+    let refused = preflight("http://localhost:3000", "GET")
+    #expect(refused.status == 403)
+    #expect(refused.headers["access-control-allow-origin"] == nil)
+  }
+
   /// The handler's `screen` runs from `bodyLimit`: a refusal ends decoding before the body.
   @Test func aHeadRefusedByTheHandlerEndsDecodingBeforeItsBody() {
     var decoder = HTTPRequestDecoder(limits: HTTPLimits())
