@@ -52,6 +52,30 @@ extension StorageAPI {
     }
   }
 
+  /// A bucket's `cors` configuration, for its downloads (`/download/storage/v1/…`, and `alt=media`
+  /// on every surface, preflights included): as on GCS, its first entry that names the request's
+  /// origin (or `*`) and method (or `*`) decides the CORS headers, and no entry means none. nil
+  /// (the server-wide policy) for every other request, and for buckets without `cors`.
+  public func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? {
+    guard let route = try? Route.match(rawPath: head.rawPath), case .object(let bucket, _) = route.resource else {
+      return nil
+    }
+    guard route.surface == .download || (try? QueryParameters(head.rawQuery))?["alt"] == "media",
+      case .array(let entries)? = (try? store.bucket(bucket))?.settings["cors"], !entries.isEmpty
+    else { return nil }
+    return entries.map { entry in
+      func strings(_ key: String) -> [String] {
+        guard case .array(let items)? = entry[key] else { return [] }
+        return items.compactMap(\.stringValue)
+      }
+      var age: Int?
+      if case .number(let text)? = entry["maxAgeSeconds"] { age = Int(text) }
+      return CrossOriginRule(
+        origins: strings("origin"), methods: strings("method"), responseHeaders: strings("responseHeader"),
+        maxAgeSeconds: age)
+    }
+  }
+
   /// A request refused or unreadable after its head arrived, in the flavour of its surface.
   public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
     APIError(error.status, Self.reason(forStatus: error.status), error.message)

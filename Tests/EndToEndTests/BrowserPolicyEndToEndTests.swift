@@ -28,6 +28,23 @@ import Testing
     #expect(upload.header("vary") == "Origin")
   }
 
+  @Test func aBucketsCORSConfigurationAppliesToItsDownloadsOverASocket() throws {
+    let server = try RunningEmulator(inMemory: true)
+    defer { server.stop() }
+    let created = try Curl.request(
+      "POST", server.base + "/storage/v1/b?project=p",
+      body: #"{"name":"site","cors":[{"origin":["https://site.example"],"method":["GET"],"responseHeader":["Content-Type"]}]}"#,
+      headers: ["Content-Type: application/json"])
+    #expect(created.status == 200)
+    #expect(created.text.contains("\"cors\""))
+    _ = try Curl.request("POST", server.base + "/upload/storage/v1/b/site/o?uploadType=media&name=i.txt", body: "i")
+    let download = try Curl.request(
+      "GET", server.base + "/download/storage/v1/b/site/o/i.txt", headers: ["Origin: https://site.example"])
+    #expect(download.text == "i")
+    #expect(download.header("access-control-allow-origin") == "https://site.example")
+    #expect(download.header("access-control-expose-headers") == "Content-Type")
+  }
+
   /// A hostile page's upload is refused from its head: the 403 comes back although not one byte of
   /// the announced 50 MB body was sent, and the connection is closed.
   @Test func crossSitePostIsRefusedBeforeItsBodyIsRead() throws {
