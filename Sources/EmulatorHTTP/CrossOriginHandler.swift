@@ -17,13 +17,15 @@ public struct CrossOriginConfiguration: Sendable, Equatable {
 /// `HTTPHandler.allowedMethods(for:)`.
 ///
 /// - A request whose `Host` the `HostPolicy` refuses gets 403, as does a request that is not
-///   GET or HEAD from an origin the `OriginPolicy` does not allow (`screen`, before its body is
-///   read: the inner handler never sees it).
+///   GET, HEAD or OPTIONS from an origin the `OriginPolicy` does not allow (`screen`, before its
+///   body is read: the inner handler never sees it); a preflight from such an origin gets 403 too.
 /// - OPTIONS is answered here and never reaches the inner handler: a preflight from an allowed
 ///   origin gets 204 with the requested method (when the resource supports it), the requested
 ///   headers and `Access-Control-Max-Age`; without an `Origin` it gets 204 with `Allow`.
 /// - Every other answer, errors included, gets `Vary: Origin`; for an allowed origin also
 ///   `Access-Control-Allow-Origin` (that origin) and `Access-Control-Expose-Headers`.
+/// - A resource with its own configuration (`HTTPHandler.crossOriginRules(for:)`: a bucket's
+///   `cors`, for its downloads) is answered by its entries instead of the `OriginPolicy`.
 /// - A request without `Origin` is served as if this handler were not there (but for `Vary`).
 public struct CrossOriginHandler: HTTPHandler {
   public let inner: any HTTPHandler
