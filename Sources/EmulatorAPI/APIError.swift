@@ -6,6 +6,7 @@ public struct APIError: Error, Sendable, Equatable {
   public enum Reason: String, Sendable {
     case invalid, required, notFound, conditionNotMet, conflict, forbidden, badRequest, uploadTooLarge
     case notModified, methodNotAllowed, internalError, insufficientStorage, rangeNotSatisfiable
+    case rateLimitExceeded
   }
 
   public var status: Int
@@ -59,6 +60,13 @@ public struct APIError: Error, Sendable, Equatable {
         "The chunk starts at byte \(expected) but \(received) bytes have been received; resume from \(received).")
     case .uploadNotActive(let id):
       self.init(400, .invalid, "The upload session \(id) is no longer active (it was finalized or cancelled).")
+    case .tooManyUploadSessions(let limit, let retryAfter):
+      // 429, not 503: the cap is reached by the client's own unfinished sessions, and 503 would
+      // make the Apple SDK retry silently for up to 10 minutes (429 is GCS's rate-limit status).
+      self.init(
+        429, .rateLimitExceeded,
+        "Too many resumable upload sessions are open (the limit is \(limit)); finish or cancel one, or wait for one to expire.",
+        headers: ["retry-after": String(retryAfter)])
     }
   }
 

@@ -7,10 +7,19 @@ import EmulatorStorage
 final class RenderCache: Sendable {
   struct Key: Hashable, Sendable {
     var bucket: String
-    var name: String
+    /// By its bytes: two names that differ only in Unicode normalisation are two objects.
+    var name: ObjectKey
     var firebase: Bool
     var baseURL: String
     var fields: Set<String>?
+
+    init(bucket: String, name: String, firebase: Bool, baseURL: String, fields: Set<String>?) {
+      self.bucket = bucket
+      self.name = ObjectKey(name)
+      self.firebase = firebase
+      self.baseURL = baseURL
+      self.fields = fields
+    }
   }
 
   private let entries = Locked<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])

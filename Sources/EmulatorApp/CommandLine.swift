@@ -30,6 +30,10 @@ public enum CommandLineTool {
       --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
                            default, on a loopback address, only localhost and IP addresses
                            (also STORAGE_EMULATOR_ALLOWED_HOSTS)
+      --upload-session-ttl SECONDS
+                           resumable sessions untouched this long expire (default 86400)
+      --max-upload-sessions N
+                           open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
                            flags given on the command line override it
       --version            print the version
@@ -82,12 +86,20 @@ public enum CommandLineTool {
       case "--bucket": flagBuckets.append(try value())
       case "--cors-origin": try configuration.addOrigins([try value()])
       case "--allowed-host": flagHosts.append(try value())
+      case "--upload-session-ttl":
+        try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
+      case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
       default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
       }
     }
     configuration.buckets += flagBuckets
     try configuration.addAllowedHosts(flagHosts)
     return configuration
+  }
+
+  private static func integer(_ flag: String, _ text: String) throws(ConfigurationError) -> ConfigValue {
+    guard let number = Int(text) else { throw ConfigurationError("\(flag) needs an integer, got '\(text)'") }
+    return .integer(number)
   }
 
   /// Runs the command; never returns.

@@ -31,6 +31,7 @@ public final class Emulator: Sendable {
   /// the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
     server.shutdown(gracePeriod: gracePeriod)
+    api.sessions.stopSweeping()
     do {
       if try !store.close(timeout: max(gracePeriod, 1)) {
         log("index: writes were still running; the next start-up replays the journal")
@@ -61,7 +62,11 @@ public func makeEmulator(
   // place) and resumable sessions live beside them (so they survive a restart).
   let spool = scratch.appendingPathComponent("tmp")
   try? FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-  let sessions = try UploadSessions(directory: scratch.appendingPathComponent("uploads"), log: log)
+  var sessionOptions = configuration.uploadSessions
+  sessionOptions.fsync = configuration.fsync && !configuration.inMemory
+  let sessions = try UploadSessions(
+    directory: scratch.appendingPathComponent("uploads"), options: sessionOptions, log: log)
+  sessions.startSweeping()
   let store = try ObjectStore(
     backend: backend, options: ObjectStore.Options(strictBuckets: configuration.strictBuckets), log: log)
   for bucket in configuration.buckets {

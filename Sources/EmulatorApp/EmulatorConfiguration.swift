@@ -1,5 +1,6 @@
 import EmulatorAPI
 import EmulatorHTTP
+import EmulatorStorage
 import Foundation
 
 /// Everything that can be configured, from the config file (see `config/storage-emulator.toml`)
@@ -16,6 +17,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var strictBuckets = false
   /// Buckets created at start-up if missing.
   public var buckets: [String] = []
+  /// Resumable sessions: expiry and cap (`fsync` is taken from above).
+  public var uploadSessions = UploadSessions.Options()
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
   /// Web origins allowed besides the loopback ones (`cors_origins`, `--cors-origin`).
@@ -24,6 +27,9 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var allowedHosts: [String] = []
 
   public init() {}
+
+  static let uploadSessionTTLRange = 1...(366 * 86_400)
+  static let maxUploadSessionsRange = 1...1_000_000
 
   /// Applies `key = value` lines: a TOML subset (strings, integers, booleans, string arrays,
   /// `#` comments). Unknown keys and malformed lines are errors naming the line.
@@ -77,6 +83,9 @@ public struct EmulatorConfiguration: Sendable, Equatable {
       server.timeouts.bodyStallSeconds = Double(try value.integer(key, in: 1...86_400))
     case "write_stall_timeout_seconds":
       server.timeouts.writeStallSeconds = Double(try value.integer(key, in: 1...86_400))
+    case "upload_session_ttl_seconds":
+      uploadSessions.ttlSeconds = try value.integer(key, in: Self.uploadSessionTTLRange)
+    case "max_upload_sessions": uploadSessions.maxOpen = try value.integer(key, in: Self.maxUploadSessionsRange)
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)

@@ -23,27 +23,30 @@ extension FileBackend {
   public func archive(_ version: NoncurrentObject) throws(StorageError) {
     let object = version.object
     let stem = noncurrentStem(object)
-    try makeDirectory(noncurrentDir(object.bucket))
-    if link(dataPath(object), stem + ".data") != 0 && errno != EEXIST {
-      throw Self.error("keep the noncurrent generation", errno)
+    try files.makeDirectory(noncurrentDir(object.bucket))
+    let code = files.calls.link(dataPath(object), stem + ".data")
+    if code != 0 && code != EEXIST {
+      throw Self.error("keep the noncurrent generation", code)
     }
     var record = Array("{\"timeDeleted\":\"\(version.timeDeleted)\",".utf8)
     record += object.recordJSON().dropFirst()
     do {
-      try writeAtomically(record, to: stem + ".json")
+      // With `fsync`, the folder sync after the record's rename also makes the link durable.
+      try files.writeAtomically(record, to: stem + ".json", temp: tempPath("record"))
     } catch {
-      unlink(stem + ".data")
+      files.calls.unlink(stem + ".data")
       throw error
     }
   }
 
   public func removeNoncurrent(_ object: ObjectMetadata) throws(StorageError) {
     let stem = noncurrentStem(object)
-    guard unlink(stem + ".json") == 0 || errno == ENOENT else {
-      throw Self.error("delete the noncurrent generation", errno)
+    let code = files.calls.unlink(stem + ".json")
+    guard code == 0 || code == ENOENT else {
+      throw Self.error("delete the noncurrent generation", code)
     }
-    syncDirectory(noncurrentDir(object.bucket))
-    unlink(stem + ".data")
+    files.syncDirectory(noncurrentDir(object.bucket))
+    files.calls.unlink(stem + ".data")
   }
 
   /// Opens an object's bytes: the live data file, else the noncurrent one (-1 and errno if

@@ -26,7 +26,7 @@ import Synchronization
 /// point: before it the old record (and its data file) is live, after it the new one. The old
 /// generation's data file is removed afterwards. At start-up any `.data` file that its record does
 /// not name, and everything in `tmp/`, is a leftover of an interrupted write and is removed.
-/// With `fsync`, files are synced before their rename and folders after it.
+/// With `fsync`, files are synced before their rename and folders after it (`DurableFiles`).
 public final class FileBackend: StorageBackend {
   public static let formatLine = "storage-emulator data format 1\n"
 
@@ -51,9 +51,13 @@ public final class FileBackend: StorageBackend {
 
   public var loadedFrom: LoadKind? { loadKind.withLock { $0 } }
 
-  public init(root: URL, fsync: Bool = false) throws(StorageError) {
+  /// The write steps, through `FileCalls` (a test records them).
+  let files: DurableFiles
+
+  public init(root: URL, fsync: Bool = false, calls: FileCalls = .direct) throws(StorageError) {
     self.root = root.standardizedFileURL
     self.fsync = fsync
+    files = DurableFiles(calls: calls, fsync: fsync)
     try prepareRoot()
   }
 
@@ -61,13 +65,11 @@ public final class FileBackend: StorageBackend {
   private var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
 
   private func prepareRoot() throws(StorageError) {
-    let fm = FileManager.default
     do {
-      try fm.createDirectory(at: root, withIntermediateDirectories: true)
-      try fm.createDirectory(at: bucketsDir, withIntermediateDirectories: true)
-      try fm.createDirectory(at: tmp, withIntermediateDirectories: true)
+      // With `fsync`, each folder created here is made durable in its parent.
+      for folder in [root, bucketsDir, tmp] { try files.makeDirectory(folder.path) }
     } catch {
-      throw StorageError.io("cannot create the data folder: \(error.localizedDescription)")
+      throw StorageError.io("cannot create the data folder: \(error)")
     }
     let formatFile = root.appendingPathComponent("FORMAT")
     if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
@@ -77,7 +79,7 @@ public final class FileBackend: StorageBackend {
         )
       }
     } else {
-      try writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path)
+      try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath("record"))
     }
   }
 
@@ -112,7 +114,7 @@ public final class FileBackend: StorageBackend {
     return base.dir + "/" + base.stem + "." + String(object.generation) + ".data"
   }
 
-  private func tempPath(_ suffix: String) -> String {
+  func tempPath(_ suffix: String) -> String {
     let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
     return tmp.path + "/" + tempPrefix + String(n) + "." + suffix
   }
@@ -189,7 +191,7 @@ public final class FileBackend: StorageBackend {
         try IndexSnapshot.decodeObjects(
           opened,
           skip: { bucket, name in
-            removed.contains(bucket) || (!journaled.isEmpty && journaled[.init(bucket: bucket, name: name)] != nil)
+            removed.contains(bucket) || (!journaled.isEmpty && journaled[.init(bucket: bucket, object: name)] != nil)
           }, deliver: batches.push)
         batches.finish()
       } catch {
@@ -330,8 +332,9 @@ public final class FileBackend: StorageBackend {
     do throws(StorageError) {
       try IndexSnapshot.write(
         epoch: epoch, buckets: buckets, damaged: damaged.withLock { Array($0) }, to: temporary, sync: fsync)
-      guard rename(temporary, snapshotPath) == 0 else { throw Self.error("install the index snapshot", errno) }
-      try writeAtomically(IndexJournal.header(epoch: epoch), to: journalPath)
+      let code = files.calls.rename(temporary, snapshotPath)
+      guard code == 0 else { throw Self.error("install the index snapshot", code) }
+      try files.writeAtomically(IndexJournal.header(epoch: epoch), to: journalPath, temp: tempPath("record"))
       try openJournal()
     } catch {
       unlink(temporary)
@@ -367,12 +370,15 @@ public final class FileBackend: StorageBackend {
     let failure: Int32? = journalState.withLock { state in
       guard state.ready else { return EBADF }
       if once && state.named.contains(line) { return nil }
-      let fd = Glibc.open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+      let fd = files.calls.create(journalPath, flags: O_WRONLY | O_APPEND)
       guard fd >= 0 else { return errno }
       defer { _ = Glibc.close(fd) }
-      let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-      guard written == line.count else { return written < 0 ? errno : EIO }
-      if fsync && fdatasync(fd) != 0 { return errno }
+      let code = line.withUnsafeBytes { files.calls.write(fd, $0, path: journalPath) }
+      guard code == 0 else { return code }
+      if fsync {
+        let code = files.calls.dataSync(fd, path: journalPath)
+        guard code == 0 else { return code }
+      }
       if once && state.named.count < 100_000 { state.named.insert(line) }
       return nil
     }
@@ -382,8 +388,8 @@ public final class FileBackend: StorageBackend {
   public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {
     try journal(IndexJournal.bucketLine(bucket.name))
     let dir = bucketDir(bucket.name)
-    try makeDirectory(dir)
-    try makeDirectory(dir + "/objects")
+    try files.makeDirectory(dir)
+    try files.makeDirectory(dir + "/objects")
     var json = JSONWriter()
     json.beginObject()
     json.string("name", bucket.name)
@@ -393,40 +399,51 @@ public final class FileBackend: StorageBackend {
     json.key("settings")
     bucket.settings.write(into: &json)
     json.endObject()
-    try writeAtomically(json.bytes, to: dir + "/bucket.json")
+    try files.writeAtomically(json.bytes, to: dir + "/bucket.json", temp: tempPath("record"))
   }
 
   public func removeBucket(_ name: String) throws(StorageError) {
     try journal(IndexJournal.bucketLine(name))
     let dir = bucketDir(name)
     // Remove the record first: a bucket folder without one is skipped at start-up.
-    if unlink(dir + "/bucket.json") != 0 && errno != ENOENT { throw Self.error("remove the bucket", errno) }
+    let code = files.calls.unlink(dir + "/bucket.json")
+    if code != 0 && code != ENOENT { throw Self.error("remove the bucket", code) }
     do {
       try FileManager.default.removeItem(atPath: dir)
     } catch {
       throw StorageError.io("cannot remove the bucket folder: \(error.localizedDescription)")
     }
-    syncDirectory(bucketsDir.path)
+    files.syncDirectory(bucketsDir.path)
   }
 
   public func stage(_ bytes: [UInt8]) throws(StorageError) -> StagedData {
     let path = tempPath("upload")
-    try writeFile(bytes, to: path)
+    try files.writeFile(bytes, to: path)
     return StagedData(id: path, size: Int64(bytes.count))
   }
 
+  /// The file (a spooled body, or a resumable session's bytes) is moved into `tmp/` and, with
+  /// `fsync`, synced there: whoever wrote it did not sync it.
   public func stage(file path: String) throws(StorageError) -> StagedData {
     let target = tempPath("upload")
-    if rename(path, target) != 0 {
-      // Another file system: copy, then drop the original.
-      guard errno == EXDEV else { throw Self.error("stage the upload", errno) }
+    let code = files.calls.rename(path, target)
+    if code == 0 {
+      do {
+        try files.syncFile(target)
+      } catch {
+        files.calls.unlink(target)
+        throw error
+      }
+    } else {
+      // Another file system: copy (synced with `fsync`), then drop the original.
+      guard code == EXDEV else { throw Self.error("stage the upload", code) }
       let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
       guard source >= 0 else { throw Self.error("read the upload", errno) }
       defer {
         close(source)
         unlink(path)
       }
-      try copy(from: source, to: target)
+      try files.copy(from: source, to: target)
     }
     var info = stat()
     guard stat(target, &info) == 0 else { throw Self.error("stage the upload", errno) }
@@ -437,9 +454,11 @@ public final class FileBackend: StorageBackend {
     let target = tempPath("compose")
     if objects.count == 1 {
       // Data files are immutable once written (a new generation is a new file): share it.
-      if link(dataPath(objects[0]), target) == 0 { return StagedData(id: target, size: objects[0].size) }
+      if files.calls.link(dataPath(objects[0]), target) == 0 {
+        return StagedData(id: target, size: objects[0].size)
+      }
     }
-    let out = Glibc.open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let out = files.calls.create(target)
     guard out >= 0 else { throw Self.error("create a file", errno) }
     close(out)
     var total: Int64 = 0
@@ -450,8 +469,14 @@ public final class FileBackend: StorageBackend {
         throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
       }
       defer { close(source) }
-      try copy(from: source, to: target, append: true)
+      try files.copy(from: source, to: target, append: true, sync: false)
       total += object.size
+    }
+    do {
+      try files.syncFile(target)
+    } catch {
+      files.calls.unlink(target)
+      throw error
     }
     return StagedData(id: target, size: total)
   }
@@ -501,35 +526,8 @@ public final class FileBackend: StorageBackend {
     return .file(OpenFile(fd: fd, size: Int(object.size)))
   }
 
-  /// Copies everything from `source` to the file at `path`, 1 MiB at a time.
-  private func copy(from source: Int32, to path: String, append: Bool = false) throws(StorageError) {
-    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
-    let out = Glibc.open(path, flags, 0o644)
-    guard out >= 0 else { throw Self.error("create a file", errno) }
-    defer { close(out) }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { throw Self.error("read", errno) }
-      if count == 0 { break }
-      var offset = 0
-      while offset < count {
-        let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else {
-          let code = errno
-          unlink(path)
-          throw Self.error("write", code)
-        }
-        offset += written
-      }
-    }
-    if fsync && Glibc.fsync(out) != 0 { throw Self.error("sync", errno) }
-  }
-
   public func discard(_ staged: StagedData) {
-    unlink(staged.id)
+    files.calls.unlink(staged.id)
   }
 
   public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
@@ -539,30 +537,34 @@ public final class FileBackend: StorageBackend {
     guard let data else {
       // A metadata change: the record exists (unless removed by hand: then it is written anew).
       try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: []), once: true)
-      try writeAtomically(object.recordJSON(), to: record, replacing: true)
+      try files.writeAtomically(object.recordJSON(), to: record, temp: tempPath("record"), replacing: true)
       return
     }
     var generations = [object.generation]
     if let previous, previous.generation != object.generation { generations.append(previous.generation) }
     try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: generations))
-    try makeDirectory(base.dir)
+    try files.makeDirectory(base.dir)
     let target = dataPath(object)
-    guard rename(data.id, target) == 0 else { throw Self.error("store the object data", errno) }
+    let code = files.calls.rename(data.id, target)
+    guard code == 0 else { throw Self.error("store the object data", code) }
     do {
-      try writeAtomically(object.recordJSON(), to: record)
+      // The data file's name is durable before the record that points at it.
+      files.syncDirectory(base.dir)
+      try files.writeAtomically(object.recordJSON(), to: record, temp: tempPath("record"))
     } catch {
-      unlink(target)
+      files.calls.unlink(target)
       throw error
     }
-    if let previous, previous.generation != object.generation { unlink(dataPath(previous)) }
+    if let previous, previous.generation != object.generation { files.calls.unlink(dataPath(previous)) }
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
     try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: [object.generation]))
     let record = recordPath(object)
-    guard unlink(record) == 0 || errno == ENOENT else { throw Self.error("delete the object", errno) }
-    syncDirectory((record as NSString).deletingLastPathComponent)
-    unlink(dataPath(object))
+    let code = files.calls.unlink(record)
+    guard code == 0 || code == ENOENT else { throw Self.error("delete the object", code) }
+    files.syncDirectory((record as NSString).deletingLastPathComponent)
+    files.calls.unlink(dataPath(object))
   }
 
   public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
@@ -581,86 +583,6 @@ public final class FileBackend: StorageBackend {
       offset += count
     }
     return bytes
-  }
-
-  // MARK: Files
-
-  func makeDirectory(_ path: String) throws(StorageError) {
-    if mkdir(path, 0o755) != 0 && errno != EEXIST {
-      if errno == ENOENT {
-        try makeDirectory((path as NSString).deletingLastPathComponent)
-        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
-      }
-      throw Self.error("create a folder", errno)
-    }
-  }
-
-  /// Writes to a temporary file and renames it over `path`: readers see the old or the new file.
-  /// Writes `bytes` to a temporary file and renames it onto `path`. When `path` is expected to
-  /// exist (`replacing`), the two are swapped instead (`renameat2` RENAME_EXCHANGE) and the old
-  /// file removed: ext4 starts writing a file's data back to disk on every rename that replaces
-  /// a file (`auto_da_alloc`), which made each metadata write wait for the disk. Durability is
-  /// the same: without `fsync` a write survives the process, not the machine; with it, the file
-  /// was synced before the swap and the folder is synced after it.
-  func writeAtomically(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
-    let temp = tempPath("record")
-    try writeFile(bytes, to: temp)
-    if replacing && cfiles_exchange(temp, path) == 0 {
-      unlink(temp)
-    } else if rename(temp, path) != 0 {
-      var code = errno
-      if code == ENOENT {
-        // The object's folder is gone (removed by hand): make it again.
-        do throws(StorageError) {
-          try makeDirectory((path as NSString).deletingLastPathComponent)
-          code = rename(temp, path) == 0 ? 0 : errno
-        } catch {
-          unlink(temp)
-          throw error
-        }
-      }
-      if code != 0 {
-        unlink(temp)
-        throw Self.error("commit the record", code)
-      }
-    }
-    syncDirectory((path as NSString).deletingLastPathComponent)
-  }
-
-  private func writeFile(_ bytes: [UInt8], to path: String) throws(StorageError) {
-    let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw Self.error("create a file", errno) }
-    var offset = 0
-    while offset < bytes.count {
-      let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else {
-        let code = errno
-        close(fd)
-        unlink(path)
-        throw Self.error("write", code)
-      }
-      offset += count
-    }
-    if fsync && Glibc.fsync(fd) != 0 {
-      let code = errno
-      close(fd)
-      unlink(path)
-      throw Self.error("sync", code)
-    }
-    guard close(fd) == 0 else {
-      let code = errno
-      unlink(path)
-      throw Self.error("write", code)
-    }
-  }
-
-  func syncDirectory(_ path: String) {
-    guard fsync else { return }
-    let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    guard fd >= 0 else { return }
-    _ = Glibc.fsync(fd)
-    close(fd)
   }
 
   static func error(_ action: String, _ code: Int32) -> StorageError {

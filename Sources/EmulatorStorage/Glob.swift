@@ -1,116 +1,398 @@
-/// `matchGlob` patterns of objects.list: `*` matches any run of bytes except `/`, `**` any run
-/// including `/`, `?` one character other than `/`, `[abc]`/`[a-z]`/`[!a]` a class, `{a,b}` an
-/// alternative, `\x` a literal.
-struct Glob: Sendable {
-  private indirect enum Token: Sendable {
-    case literal(UInt8)
-    case any  // ?
-    case star  // *
-    case globstar  // **
-    case charClass([ClosedRange<UInt8>], negated: Bool)
-    case alternatives([[Token]])
+/// A compiled `matchGlob` pattern of objects.list.
+///
+/// Syntax (as GCS): `*` matches any run of characters except `/`, `**` any run including `/`,
+/// `?` one character other than `/`, `[abc]`, `[a-z]`, `[!a]` (or `[^a]`) one character of a
+/// class (never `/`), `{a,b}` one of the alternatives (which may nest), `\x` the character `x`.
+/// A character is one UTF-8 sequence; a byte that starts no valid sequence is a character of
+/// its own, so any bytes can be matched.
+///
+/// Patterns are hostile input, so work is bounded: a pattern has at most `maxPatternBytes`
+/// bytes and nests `{` at most `maxNesting` deep (else `StorageError.invalid`, a 400). It is
+/// compiled to a nondeterministic automaton of at most a few states per pattern character, and
+/// `matches` runs it over the name once, keeping the set of states alive after each character
+/// (no backtracking): time is O(name length × pattern length), memory O(pattern length).
+public struct Glob: Sendable {
+  public static let maxPatternBytes = 1024
+  public static let maxNesting = 10
+
+  /// What one automaton state consumes.
+  enum Matcher: Sendable, Equatable {
+    case character(UInt32)
+    /// `?` and the step of `*`.
+    case anyButSlash
+    /// The step of `**`.
+    case any
+    case charClass([ClosedRange<UInt32>], negated: Bool)
   }
 
-  private let tokens: [Token]
-
-  init(_ pattern: String) throws(StorageError) {
-    var index = 0
-    let bytes = Array(pattern.utf8)
-    tokens = try Self.parse(bytes, &index, inBraces: false)
-    if index != bytes.count { throw StorageError.invalid("matchGlob '\(pattern)' has an unmatched '}'.") }
+  enum Instruction: Sendable, Equatable {
+    /// Consumes one character that `Matcher` accepts, then goes on to the next instruction.
+    case consume(Matcher)
+    /// `*` or `**`: consumes any number of characters `Matcher` accepts (a state that stays
+    /// alive while it matches), and lets the next instruction go on at once (zero of them).
+    case star(Matcher)
+    /// Goes on, without consuming, to every target.
+    case fork([Int])
+    case jump(Int)
+    case accept
   }
 
-  private static func parse(_ b: [UInt8], _ i: inout Int, inBraces: Bool) throws(StorageError) -> [Token] {
-    var out: [Token] = []
-    while i < b.count {
-      let c = b[i]
-      if inBraces && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { return out }
-      switch c {
-      case UInt8(ascii: "*"):
-        if i + 1 < b.count && b[i + 1] == UInt8(ascii: "*") {
-          out.append(.globstar)
-          i += 2
-        } else {
-          out.append(.star)
-          i += 1
-        }
-      case UInt8(ascii: "?"):
-        out.append(.any)
-        i += 1
-      case UInt8(ascii: "\\"):
-        guard i + 1 < b.count else { throw StorageError.invalid("matchGlob ends with a lone '\\'.") }
-        out.append(.literal(b[i + 1]))
-        i += 2
-      case UInt8(ascii: "["):
-        var j = i + 1
-        var negated = false
-        if j < b.count && (b[j] == UInt8(ascii: "!") || b[j] == UInt8(ascii: "^")) {
-          negated = true
-          j += 1
-        }
-        var ranges: [ClosedRange<UInt8>] = []
-        var first = true
-        while j < b.count && (first || b[j] != UInt8(ascii: "]")) {
-          first = false
-          if j + 2 < b.count && b[j + 1] == UInt8(ascii: "-") && b[j + 2] != UInt8(ascii: "]") {
-            guard b[j] <= b[j + 2] else { throw StorageError.invalid("matchGlob has an inverted range.") }
-            ranges.append(b[j]...b[j + 2])
-            j += 3
-          } else {
-            ranges.append(b[j]...b[j])
-            j += 1
-          }
-        }
-        guard j < b.count else { throw StorageError.invalid("matchGlob has an unclosed '['.") }
-        out.append(.charClass(ranges, negated: negated))
-        i = j + 1
-      case UInt8(ascii: "{"):
-        i += 1
-        var options: [[Token]] = []
-        while true {
-          options.append(try parse(b, &i, inBraces: true))
-          guard i < b.count else { throw StorageError.invalid("matchGlob has an unclosed '{'.") }
-          i += 1
-          if b[i - 1] == UInt8(ascii: "}") { break }
-        }
-        out.append(.alternatives(options))
-      default:
-        out.append(.literal(c))
-        i += 1
-      }
+  let program: [Instruction]
+  let machine: Machine
+
+  /// Compiles `pattern` (the decoded `matchGlob` parameter).
+  public init(pattern: String) throws(StorageError) {
+    try self.init(patternBytes: Array(pattern.utf8))
+  }
+
+  /// The same, unlabelled (the form the first fuzz target was written against).
+  public init(_ pattern: String) throws(StorageError) {
+    try self.init(pattern: pattern)
+  }
+
+  /// Compiles a pattern given as bytes (any bytes: this is what the fuzzer calls).
+  public init(patternBytes: [UInt8]) throws(StorageError) {
+    guard patternBytes.count <= Self.maxPatternBytes else {
+      throw StorageError.invalid(
+        "matchGlob is \(patternBytes.count) bytes long; the limit is \(Self.maxPatternBytes) bytes.")
+    }
+    var compiler = Compiler(characters: Self.characters(patternBytes))
+    try compiler.compileSequence(depth: 0)
+    if compiler.position < compiler.characters.count {
+      throw StorageError.invalid("matchGlob has a '}' outside braces: escape it as '\\}'.")
+    }
+    compiler.program.append(.accept)
+    program = compiler.program
+    machine = Machine(program)
+  }
+
+  /// Whether the whole name matches.
+  public func matches(_ name: [UInt8]) -> Bool {
+    var steps = 0
+    return matches(name, steps: &steps)
+  }
+
+  public func matches(_ name: String) -> Bool { matches(Array(name.utf8)) }
+
+  /// `matches`, adding to `steps` one per automaton state visited (tests check it grows
+  /// linearly with the name).
+  func matches(_ name: [UInt8], steps: inout Int) -> Bool {
+    var simulation = Simulation(machine: machine)
+    defer { simulation.deallocate() }
+    simulation.start(&steps)
+    var offset = 0
+    while offset < name.count {
+      let (character, length) = Self.character(in: name, at: offset)
+      offset += length
+      if !simulation.step(character, &steps) { return false }
+    }
+    return simulation.accepts
+  }
+
+  // MARK: Characters
+
+  /// A byte that begins no valid UTF-8 sequence, as a character: beyond every scalar value.
+  static func invalidByte(_ byte: UInt8) -> UInt32 { 0x11_0000 + UInt32(byte) }
+
+  /// The character at `offset` and its length in bytes.
+  static func character(in bytes: [UInt8], at offset: Int) -> (UInt32, Int) {
+    let lead = bytes[offset]
+    let length: Int
+    var value: UInt32
+    switch lead {
+    case 0..<0x80: return (UInt32(lead), 1)
+    case 0xC2...0xDF: (length, value) = (2, UInt32(lead & 0x1F))
+    case 0xE0...0xEF: (length, value) = (3, UInt32(lead & 0x0F))
+    case 0xF0...0xF4: (length, value) = (4, UInt32(lead & 0x07))
+    default: return (invalidByte(lead), 1)
+    }
+    guard bytes.count - offset >= length else { return (invalidByte(lead), 1) }
+    for index in (offset + 1)..<(offset + length) {
+      let next = bytes[index]
+      guard next & 0xC0 == 0x80 else { return (invalidByte(lead), 1) }
+      value = value << 6 | UInt32(next & 0x3F)
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not characters.
+    let smallest: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x1_0000
+    guard value >= smallest, value <= 0x10_FFFF, !(0xD800...0xDFFF).contains(value) else {
+      return (invalidByte(lead), 1)
+    }
+    return (value, length)
+  }
+
+  static func characters(_ bytes: [UInt8]) -> [UInt32] {
+    var out: [UInt32] = []
+    out.reserveCapacity(bytes.count)
+    var offset = 0
+    while offset < bytes.count {
+      let (character, length) = character(in: bytes, at: offset)
+      out.append(character)
+      offset += length
     }
     return out
   }
 
-  func matches(_ name: [UInt8]) -> Bool {
-    Self.match(tokens[...], name[...])
+  // MARK: Compiling
+
+  private struct Compiler {
+    let characters: [UInt32]
+    var position = 0
+    var program: [Instruction] = []
+
+    init(characters: [UInt32]) { self.characters = characters }
+
+    private static let slash = UInt32(UInt8(ascii: "/"))
+
+    private func isCharacter(_ ascii: Unicode.Scalar, at index: Int) -> Bool {
+      index < characters.count && characters[index] == ascii.value
+    }
+
+    /// Compiles characters up to the end, or (inside braces) up to the `,` or `}` that ends an
+    /// alternative. Recursion is only into braces, at most `maxNesting` deep.
+    mutating func compileSequence(depth: Int) throws(StorageError) {
+      while position < characters.count {
+        let character = characters[position]
+        switch character {
+        case UInt32(UInt8(ascii: ",")) where depth == 0:
+          program.append(.consume(.character(character)))  // a comma outside braces is itself
+          position += 1
+        case UInt32(UInt8(ascii: ",")), UInt32(UInt8(ascii: "}")):
+          return  // the end of an alternative, or a stray '}' the top level refuses
+        case UInt32(UInt8(ascii: "*")):
+          let double = isCharacter("*", at: position + 1)
+          position += double ? 2 : 1
+          // A run of stars means what the longest star in it means.
+          while isCharacter("*", at: position) { position += 1 }
+          program.append(.star(double ? .any : .anyButSlash))
+        case UInt32(UInt8(ascii: "?")):
+          program.append(.consume(.anyButSlash))
+          position += 1
+        case UInt32(UInt8(ascii: "\\")):
+          guard position + 1 < characters.count else {
+            throw StorageError.invalid("matchGlob ends with a lone '\\'.")
+          }
+          program.append(.consume(.character(characters[position + 1])))
+          position += 2
+        case UInt32(UInt8(ascii: "[")):
+          try compileClass()
+        case UInt32(UInt8(ascii: "{")):
+          try compileAlternatives(depth: depth + 1)
+        default:
+          program.append(.consume(.character(character)))
+          position += 1
+        }
+      }
+    }
+
+    /// `[...]`, `position` at the `[`.
+    private mutating func compileClass() throws(StorageError) {
+      var index = position + 1
+      var negated = false
+      if isCharacter("!", at: index) || isCharacter("^", at: index) {
+        negated = true
+        index += 1
+      }
+      var ranges: [ClosedRange<UInt32>] = []
+      var first = true
+      func item() throws(StorageError) -> UInt32 {
+        if isCharacter("\\", at: index) {
+          guard index + 1 < characters.count else { throw StorageError.invalid("matchGlob has an unclosed '['.") }
+          index += 2
+          return characters[index - 1]
+        }
+        index += 1
+        return characters[index - 1]
+      }
+      while index < characters.count && (first || !isCharacter("]", at: index)) {
+        first = false
+        let low = try item()
+        if isCharacter("-", at: index) && index + 1 < characters.count && !isCharacter("]", at: index + 1) {
+          index += 1
+          let high = try item()
+          guard low <= high else { throw StorageError.invalid("matchGlob has an inverted range in '[...]'.") }
+          ranges.append(low...high)
+        } else {
+          ranges.append(low...low)
+        }
+      }
+      guard index < characters.count else { throw StorageError.invalid("matchGlob has an unclosed '['.") }
+      program.append(.consume(.charClass(ranges, negated: negated)))
+      position = index + 1
+    }
+
+    /// `{a,b,...}`, `position` at the `{`: a fork to each alternative, each jumping to the end.
+    private mutating func compileAlternatives(depth: Int) throws(StorageError) {
+      guard depth <= Glob.maxNesting else {
+        throw StorageError.invalid("matchGlob nests '{' more than \(Glob.maxNesting) levels deep.")
+      }
+      position += 1
+      let fork = program.count
+      program.append(.fork([]))
+      var starts: [Int] = []
+      var jumps: [Int] = []
+      while true {
+        starts.append(program.count)
+        try compileSequence(depth: depth)
+        guard position < characters.count else { throw StorageError.invalid("matchGlob has an unclosed '{'.") }
+        jumps.append(program.count)
+        program.append(.jump(-1))
+        position += 1
+        if characters[position - 1] == UInt32(UInt8(ascii: "}")) { break }
+      }
+      program[fork] = .fork(starts)
+      for jump in jumps { program[jump] = .jump(program.count) }
+    }
   }
 
-  private static func match(_ pattern: ArraySlice<Token>, _ text: ArraySlice<UInt8>) -> Bool {
-    guard let token = pattern.first else { return text.isEmpty }
-    let rest = pattern.dropFirst()
-    switch token {
-    case .literal(let byte):
-      return text.first == byte && match(rest, text.dropFirst())
-    case .any:
-      guard let byte = text.first, byte != UInt8(ascii: "/") else { return false }
-      var tail = text.dropFirst()
-      while let next = tail.first, next & 0xC0 == 0x80 { tail = tail.dropFirst() }  // whole UTF-8 character
-      return match(rest, tail)
-    case .star, .globstar:
-      var tail = text
-      while true {
-        if match(rest, tail) { return true }
-        guard let byte = tail.first else { return false }
-        if case .star = token, byte == UInt8(ascii: "/") { return false }
-        tail = tail.dropFirst()
+  // MARK: Matching
+
+  /// The program in flat arrays of integers, so a step copies no reference-counted payload.
+  struct Machine: Sendable {
+    enum Op: UInt8 { case character, anyButSlash, any, charClass, starAnyButSlash, starAny, fork, jump, accept }
+    var ops: [Op] = []
+    /// `character`: the scalar; `charClass`: its index; `jump`: the target; `fork`: where its
+    /// targets start in `targets`.
+    var args: [Int32] = []
+    /// `fork`: how many targets.
+    var counts: [Int32] = []
+    var targets: [Int32] = []
+    var classes: [(ranges: [ClosedRange<UInt32>], negated: Bool)] = []
+
+    init(_ program: [Instruction]) {
+      for instruction in program {
+        var arg: Int32 = 0
+        var count: Int32 = 0
+        let op: Op
+        switch instruction {
+        case .consume(.character(let scalar)): (op, arg) = (.character, Int32(bitPattern: scalar))
+        case .consume(.anyButSlash): op = .anyButSlash
+        case .consume(.any): op = .any
+        case .star(.any): op = .starAny
+        case .star(_): op = .starAnyButSlash
+        case .consume(.charClass(let ranges, let negated)):
+          (op, arg) = (.charClass, Int32(classes.count))
+          classes.append((ranges, negated))
+        case .fork(let to):
+          (op, arg, count) = (.fork, Int32(targets.count), Int32(to.count))
+          targets.append(contentsOf: to.reversed().map { Int32($0) })  // pushed, so popped in order
+        case .jump(let target): (op, arg) = (.jump, Int32(target))
+        case .accept: op = .accept
+        }
+        ops.append(op)
+        args.append(arg)
+        counts.append(count)
       }
-    case .charClass(let ranges, let negated):
-      guard let byte = text.first, byte != UInt8(ascii: "/") else { return false }
-      guard ranges.contains(where: { $0.contains(byte) }) != negated else { return false }
-      return match(rest, text.dropFirst())
-    case .alternatives(let options):
-      return options.contains { match(ArraySlice($0) + rest, text) }
+    }
+
+    private static let slash = UInt32(UInt8(ascii: "/"))
+
+    /// Whether consuming state `state` accepts `character`.
+    func accepts(_ state: Int, _ character: UInt32) -> Bool {
+      switch ops[state] {
+      case .character: return UInt32(bitPattern: args[state]) == character
+      case .anyButSlash, .starAnyButSlash: return character != Self.slash
+      case .any, .starAny: return true
+      case .charClass:
+        guard character != Self.slash else { return false }
+        let entry = classes[Int(args[state])]
+        return entry.ranges.contains { $0.contains(character) } != entry.negated
+      case .fork, .jump, .accept: return false
+      }
+    }
+  }
+
+  /// The set of live states, advanced one character at a time (a Thompson simulation). Its
+  /// four work areas are allocated once per name, each as large as the program, and every index
+  /// written is a state number below that size (a state is added to `next` and to the stack only
+  /// when unmarked, so each holds every state at most once per round; a fork pushes its
+  /// targets only when visited, once per round, so the stack never holds more than the program).
+  private struct Simulation {
+    let machine: Machine
+    let size: Int
+    var current: UnsafeMutablePointer<Int32>
+    var next: UnsafeMutablePointer<Int32>
+    var currentCount = 0
+    var nextCount = 0
+    /// `mark[state] == generation`: already in `next` this round.
+    let mark: UnsafeMutablePointer<UInt32>
+    var generation: UInt32 = 0
+    let stack: UnsafeMutablePointer<Int32>
+
+    init(machine: Machine) {
+      self.machine = machine
+      size = machine.ops.count
+      current = .allocate(capacity: size)
+      next = .allocate(capacity: size)
+      mark = .allocate(capacity: size)
+      mark.initialize(repeating: 0, count: size)
+      stack = .allocate(capacity: size + machine.targets.count + 1)
+    }
+
+    func deallocate() {
+      current.deallocate()
+      next.deallocate()
+      mark.deallocate()
+      stack.deallocate()
+    }
+
+    var accepts: Bool { (0..<currentCount).contains { machine.ops[Int(current[$0])] == .accept } }
+
+    /// Adds `state` and everything reachable from it without consuming to `next`.
+    private mutating func add(_ state: Int32, _ steps: inout Int) {
+      var depth = 1
+      stack[0] = state
+      while depth > 0 {
+        depth -= 1
+        let index = Int(stack[depth])
+        guard mark[index] != generation else { continue }
+        mark[index] = generation
+        steps += 1
+        switch machine.ops[index] {
+        case .jump:
+          stack[depth] = machine.args[index]
+          depth += 1
+        case .fork:
+          let start = Int(machine.args[index])
+          for target in machine.targets[start..<(start + Int(machine.counts[index]))] {
+            stack[depth] = target
+            depth += 1
+          }
+        case .starAny, .starAnyButSlash:
+          // Alive itself, and what follows it is reachable at once.
+          next[nextCount] = Int32(index)
+          nextCount += 1
+          stack[depth] = Int32(index + 1)
+          depth += 1
+        default:
+          next[nextCount] = Int32(index)
+          nextCount += 1
+        }
+      }
+    }
+
+    mutating func start(_ steps: inout Int) {
+      generation += 1
+      add(0, &steps)
+      swap(&current, &next)
+      currentCount = nextCount
+    }
+
+    /// Advances over one character; false when no state is left alive.
+    mutating func step(_ character: UInt32, _ steps: inout Int) -> Bool {
+      generation += 1
+      nextCount = 0
+      for position in 0..<currentCount {
+        steps += 1
+        let state = current[position]
+        guard machine.accepts(Int(state), character) else { continue }
+        switch machine.ops[Int(state)] {
+        case .starAny, .starAnyButSlash: add(state, &steps)  // stays alive
+        default: add(state + 1, &steps)
+        }
+      }
+      swap(&current, &next)
+      currentCount = nextCount
+      return currentCount > 0
     }
   }
 }

@@ -103,7 +103,7 @@ enum IndexSnapshot {
   /// Decodes every object, in order, handing them over in batches (one bucket each, with their
   /// keys); objects for which `skip` (bucket, name) is true are left out.
   static func decodeObjects(
-    _ opened: Opened, skip: (String, String) -> Bool, batchSize: Int = 16_384,
+    _ opened: Opened, skip: (String, ObjectKey) -> Bool, batchSize: Int = 16_384,
     deliver: (ObjectBatch) -> Void
   ) throws(Damaged) {
     let result = opened.bytes.withUnsafeBytes { raw -> Result<Void, Damaged> in
@@ -117,8 +117,9 @@ enum IndexSnapshot {
           batch.objects.reserveCapacity(min(batchSize, bucket.count))
           for _ in 0..<bucket.count {
             let object = try source.object(bucket: name)
-            if skip(name, object.name) { continue }
-            batch.keys.append(ObjectKey(object.name))
+            let key = ObjectKey(object.name)
+            if skip(name, key) { continue }
+            batch.keys.append(key)
             batch.objects.append(object)
             if batch.objects.count == batchSize {
               deliver(batch)
@@ -375,9 +376,19 @@ enum IndexSnapshot {
 enum IndexJournal {
   static let headerPrefix = "storage-emulator index journal "
 
+  /// An object compared by the bytes of its name: as Swift `String`s, a precomposed and a
+  /// decomposed "é" would be one key, and replay would bring back only one of the two objects.
   struct Key: Hashable {
     var bucket: String
-    var name: String
+    var object: ObjectKey
+
+    init(bucket: String, name: String) { self.init(bucket: bucket, object: ObjectKey(name)) }
+    init(bucket: String, object: ObjectKey) {
+      self.bucket = bucket
+      self.object = object
+    }
+
+    var name: String { object.name }
   }
 
   /// The data files a replay checks for one object.
@@ -447,7 +458,7 @@ enum IndexJournal {
             return nil
           }
         }
-        let key = Key(bucket: String(decoding: fields[1], as: UTF8.self), name: name)
+        let key = Key(bucket: String(decoding: fields[1], as: UTF8.self), object: ObjectKey(bytes: name))
         var merged = contents.objects[key] ?? DataFiles()
         merged.generations.formUnion(files.generations)
         merged.all = merged.all || files.all
@@ -459,7 +470,8 @@ enum IndexJournal {
     return contents
   }
 
-  private static func decodeHex(_ hex: ArraySlice<UInt8>) -> String? {
+  /// The bytes of a name written as hex; nil unless they are UTF-8.
+  private static func decodeHex(_ hex: ArraySlice<UInt8>) -> [UInt8]? {
     guard hex.count % 2 == 0 else { return nil }
     func nibble(_ byte: UInt8) -> UInt8? {
       switch byte {
@@ -476,6 +488,6 @@ enum IndexJournal {
       bytes.append(high << 4 | low)
       index += 2
     }
-    return String(validating: bytes, as: UTF8.self)
+    return String(validating: bytes, as: UTF8.self) == nil ? nil : bytes
   }
 }

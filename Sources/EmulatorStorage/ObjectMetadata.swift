@@ -73,6 +73,30 @@ public struct ObjectMetadata: Sendable, Equatable {
     custom.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
   }
 
+  /// Field by field, the name (and every string) by its bytes: Swift's `String` equality would
+  /// call a precomposed and a decomposed "é" equal, and these are two objects.
+  public static func == (lhs: ObjectMetadata, rhs: ObjectMetadata) -> Bool {
+    func same(_ a: String?, _ b: String?) -> Bool {
+      switch (a, b) {
+      case (nil, nil): true
+      case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
+      default: false
+      }
+    }
+    return lhs.generation == rhs.generation && lhs.metageneration == rhs.metageneration && lhs.size == rhs.size
+      && lhs.md5 == rhs.md5 && lhs.crc32c == rhs.crc32c && same(lhs.bucket, rhs.bucket) && same(lhs.name, rhs.name)
+      && same(lhs.contentType, rhs.contentType) && same(lhs.cacheControl, rhs.cacheControl)
+      && same(lhs.contentDisposition, rhs.contentDisposition) && same(lhs.contentEncoding, rhs.contentEncoding)
+      && same(lhs.contentLanguage, rhs.contentLanguage) && lhs.customTime == rhs.customTime
+      && lhs.custom.count == rhs.custom.count
+      && lhs.custom.allSatisfy { key, value in
+        guard let index = rhs.custom.index(forKey: key) else { return false }
+        return same(rhs.custom[index].key, key) && same(rhs.custom[index].value, value)
+      }
+      && lhs.downloadTokens.elementsEqual(rhs.downloadTokens, by: same)
+      && lhs.timeCreated == rhs.timeCreated && lhs.updated == rhs.updated && lhs.componentCount == rhs.componentCount
+  }
+
   private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
     var rest = value
     while rest >= 0x80 {

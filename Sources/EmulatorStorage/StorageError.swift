@@ -26,4 +26,6 @@ public enum StorageError: Error, Sendable, Equatable {
   case uploadOffsetMismatch(expected: Int64, received: Int64)
   /// The session was finalized or cancelled.
   case uploadNotActive(String)
+  /// `limit` resumable sessions are open already; one may free up in `retryAfterSeconds`.
+  case tooManyUploadSessions(limit: Int, retryAfterSeconds: Int)
 }

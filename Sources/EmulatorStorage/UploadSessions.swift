@@ -4,109 +4,189 @@ import Foundation
   import Glibc
 #endif
 
-/// A resumable upload in progress (GCS `uploadType=resumable` or Firebase X-Goog-Upload).
-public struct UploadSession: Sendable, Equatable {
-  public enum State: String, Sendable {
-    case active, final, cancelled
-  }
-
-  public var id = ""
-  public var bucket: String
-  public var name: String
-  /// The metadata document sent when the session started, applied when it completes.
-  public var metadata: [UInt8]
-  public var conditions: Preconditions
-  /// The total size announced at the start, if any.
-  public var expectedSize: Int64?
-  /// Content type announced at the start (`X-Upload-Content-Type` and the like).
-  public var contentType: String?
-  /// Started on the Firebase surface (answers in its flavour, creates a download token).
-  public var firebase: Bool
-  public var state: State = .active
-  /// Bytes received so far.
-  public var received: Int64 = 0
-  /// The object's generation once the upload completed.
-  public var generation: Int64?
-  /// Milliseconds since the epoch.
-  public var created: Int64 = Timestamp.nowMilliseconds()
-
-  public init(
-    bucket: String, name: String, metadata: [UInt8], conditions: Preconditions, expectedSize: Int64?,
-    contentType: String?, firebase: Bool
-  ) {
-    self.bucket = bucket
-    self.name = name
-    self.metadata = metadata
-    self.conditions = conditions
-    self.expectedSize = expectedSize
-    self.contentType = contentType
-    self.firebase = firebase
-  }
-}
-
-/// Resumable upload sessions, kept in a folder so they survive a restart:
-/// `<id>.json` (the session) and `<id>.part` (the bytes received, appended chunk by chunk; the
-/// received count is its size). Sessions older than a week are dropped at start-up, as GCS
-/// expires them.
+/// Resumable upload sessions, kept in a folder so they survive a restart: `<id>.json` (the
+/// session) and `<id>.part` (the bytes received, appended chunk by chunk; the received count is
+/// its size).
+///
+/// Bounded: a session untouched for `ttlSeconds` expires and its files are removed (by a
+/// periodic sweep, `startSweeping`, and at start-up); at most `maxOpen` sessions are active at
+/// once (starting another fails with `tooManyUploadSessions`), and at most `maxOpen` finished or
+/// cancelled ones are remembered for status queries (the oldest is forgotten first).
+///
+/// A finalize hands the store a hard link to the bytes, so when the commit fails (a full disk, a
+/// precondition) the session keeps its bytes and stays active: the client can query and retry.
+/// With `fsync`, an acknowledged chunk is synced, and records are written as `DurableFiles`
+/// writes them.
 public final class UploadSessions: Sendable {
-  public let directory: String
-  private let sessions = Locked<[String: UploadSession]>([:])
-  private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
+  public struct Options: Sendable, Equatable {
+    /// A session not started, sent bytes or finished for this long expires (default: a day).
+    public var ttlSeconds = 86_400
+    /// Active sessions at most (default 1000).
+    public var maxOpen = 1000
+    /// Sync chunks and records before acknowledging them.
+    public var fsync = false
 
-  public init(directory: URL, log: @Sendable (String) -> Void = { _ in }) throws(StorageError) {
-    self.directory = directory.standardizedFileURL.path
-    do {
-      try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
-    } catch {
-      throw StorageError.io("cannot create the upload sessions folder: \(error.localizedDescription)")
+    public init(ttlSeconds: Int = 86_400, maxOpen: Int = 1000, fsync: Bool = false) {
+      self.ttlSeconds = ttlSeconds
+      self.maxOpen = maxOpen
+      self.fsync = fsync
     }
-    var loaded: [String: UploadSession] = [:]
-    let weekAgo = Timestamp.nowMilliseconds() - 7 * 86_400_000
+  }
+
+  /// The sessions by id, with how many are active and finished (kept in step by every change).
+  struct Table {
+    private(set) var sessions: [String: UploadSession] = [:]
+    private(set) var active = 0
+    private(set) var finished = 0
+
+    var count: Int { sessions.count }
+    var keys: Dictionary<String, UploadSession>.Keys { sessions.keys }
+    subscript(id: String) -> UploadSession? { sessions[id] }
+
+    @discardableResult
+    mutating func removeValue(forKey id: String) -> UploadSession? {
+      guard let old = sessions.removeValue(forKey: id) else { return nil }
+      count(old, -1)
+      return old
+    }
+
+    mutating func put(_ session: UploadSession) {
+      if let old = sessions.updateValue(session, forKey: session.id) { count(old, -1) }
+      count(session, 1)
+    }
+
+    private mutating func count(_ session: UploadSession, _ delta: Int) {
+      if session.state == .active { active += delta } else { finished += delta }
+    }
+  }
+
+  public let directory: String
+  public let options: Options
+  private let files: DurableFiles
+  let sessions = Locked(Table())
+  private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
+  private let log: @Sendable (String) -> Void
+  private let sweeper = Locked<SweepTimer?>(nil)
+
+  /// A Dispatch timer (Dispatch sources may be used from any thread).
+  private final class SweepTimer: @unchecked Sendable {
+    let source: any DispatchSourceTimer
+    init(_ source: any DispatchSourceTimer) { self.source = source }
+  }
+
+  /// Opens the folder: damaged and expired sessions, and leftovers of interrupted finalizes,
+  /// are removed.
+  public init(
+    directory: URL, options: Options = Options(), calls: FileCalls = .direct,
+    now: Int64 = Timestamp.nowMilliseconds(), log: @escaping @Sendable (String) -> Void = { _ in }
+  ) throws(StorageError) {
+    self.directory = directory.standardizedFileURL.path
+    self.options = options
+    self.log = log
+    files = DurableFiles(calls: calls, fsync: options.fsync)
+    do {
+      try files.makeDirectory(self.directory)
+    } catch {
+      throw StorageError.io("cannot create the upload sessions folder: \(error)")
+    }
+    var loaded = Table()
+    let cutoff = now - Int64(options.ttlSeconds) * 1000
     for file in (try? FileManager.default.contentsOfDirectory(atPath: self.directory)) ?? [] {
       let path = self.directory + "/" + file
       guard file.hasSuffix(".json") else {
-        if file.hasSuffix(".part"), !FileManager.default.fileExists(atPath: path.dropLast(5) + ".json") {
+        // A hard link left by an interrupted finalize, a record being written, or bytes whose
+        // record is gone.
+        if file.hasSuffix(".commit") || file.hasSuffix(".tmp")
+          || file.hasSuffix(".part") && !FileManager.default.fileExists(atPath: path.dropLast(5) + ".json")
+        {
           unlink(path)
         }
         continue
       }
-      guard let bytes = FileManager.default.contents(atPath: path), var session = Self.decode(Array(bytes)),
-        session.created > weekAgo
+      let stem = String(path.dropLast(5))
+      guard let bytes = FileManager.default.contents(atPath: path), var session = UploadSession(record: Array(bytes)),
+        stem == self.directory + "/" + session.id
       else {
-        unlink(path)
-        unlink(String(path.dropLast(5)) + ".part")
-        log("uploads: removed the expired or damaged upload session \(file)")
+        Self.removeFiles(stem)
+        log("uploads: removed the damaged upload session \(file)")
         continue
       }
-      var info = stat()
-      session.received = stat(String(path.dropLast(5)) + ".part", &info) == 0 ? Int64(info.st_size) : 0
-      loaded[session.id] = session
+      let part = Self.fileInfo(stem + ".part")
+      session.touched = max(session.created, Self.fileInfo(path)?.modified ?? 0, part?.modified ?? 0)
+      guard session.touched >= cutoff else {
+        Self.removeFiles(stem)
+        log("uploads: removed the expired upload session \(session.id)")
+        continue
+      }
+      if session.state == .active {
+        session.received = part?.size ?? 0
+      } else if part != nil {
+        unlink(stem + ".part")  // finished: its bytes were committed or dropped
+      }
+      loaded.put(session)
     }
     sessions.withLock { $0 = loaded }
   }
 
-  private func lock(_ id: String) -> NSLock {
+  deinit { stopSweeping() }
+
+  func lock(_ id: String) -> NSLock {
     var hasher = Hasher()
     hasher.combine(id)
     return locks[Int(UInt(bitPattern: hasher.finalize()) % UInt(locks.count))]
   }
 
-  private func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
-  private func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
+  func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
+  func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
 
-  /// Starts a session and returns it with its id.
-  public func create(_ template: UploadSession) throws(StorageError) -> UploadSession {
+  /// How many sessions are active and how many finished ones are remembered.
+  public var counts: (active: Int, finished: Int) { sessions.withLock { ($0.active, $0.finished) } }
+
+  /// Starts a session and returns it with its id; past `maxOpen` active sessions, fails with
+  /// `tooManyUploadSessions` (expired ones are swept first).
+  public func create(_ template: UploadSession, now: Int64 = Timestamp.nowMilliseconds()) throws(StorageError)
+    -> UploadSession
+  {
     var session = template
     session.id = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
     session.state = .active
     session.received = 0
-    let fd = open(partPath(session.id), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw FileBackend.error("start the upload", errno) }
-    close(fd)
-    try save(session)
-    let stored = session
-    sessions.withLock { $0[stored.id] = stored }
+    session.created = now
+    session.touched = now
+    if !reserve(session) {
+      sweep(now: now)
+      guard reserve(session) else {
+        throw StorageError.tooManyUploadSessions(limit: options.maxOpen, retryAfterSeconds: retryAfter(now: now))
+      }
+    }
+    do throws(StorageError) {
+      let fd = files.calls.create(partPath(session.id))
+      guard fd >= 0 else { throw FileBackend.error("start the upload", errno) }
+      close(fd)
+      try save(session)  // with fsync, also makes the .part file's name durable (same folder)
+    } catch {
+      unlink(partPath(session.id))
+      sessions.withLock { _ = $0.removeValue(forKey: session.id) }
+      throw error
+    }
     return session
+  }
+
+  /// Adds `session` to the table unless `maxOpen` sessions are active.
+  private func reserve(_ session: UploadSession) -> Bool {
+    sessions.withLock { table in
+      guard table.active < options.maxOpen else { return false }
+      table.put(session)
+      return true
+    }
+  }
+
+  /// Seconds until the oldest active session expires, between 1 and 60.
+  private func retryAfter(now: Int64) -> Int {
+    let oldest = sessions.withLock { $0.sessions.values.lazy.filter { $0.state == .active }.map(\.touched).min() }
+    guard let oldest else { return 1 }
+    let seconds = (oldest + Int64(options.ttlSeconds) * 1000 - now + 999) / 1000
+    return Int(min(max(seconds, 1), 60))
   }
 
   public func session(_ id: String) throws(StorageError) -> UploadSession {
@@ -116,7 +196,7 @@ public final class UploadSessions: Sendable {
 
   /// Appends bytes that must start at `offset` (the count received so far). Bytes before the
   /// received count are skipped (a retried chunk), so `offset` may be lower than `received` as
-  /// long as the chunk reaches past it.
+  /// long as the chunk reaches past it. With `fsync`, the bytes are synced before this returns.
   @discardableResult
   public func append(
     _ id: String, at offset: Int64, bytes: [UInt8]? = nil, file: String? = nil, allowOverlap: Bool
@@ -126,18 +206,21 @@ public final class UploadSessions: Sendable {
     defer { lock.unlock() }
     var session = try session(id)
     guard session.state == .active else { throw StorageError.uploadNotActive(id) }
-    let length = Int64(bytes?.count ?? file.map { Self.size(of: $0) } ?? 0)
+    let length = Int64(bytes?.count ?? file.map { Int(Self.fileInfo($0)?.size ?? 0) } ?? 0)
     guard offset == session.received || allowOverlap && offset < session.received else {
       throw StorageError.uploadOffsetMismatch(expected: offset, received: session.received)
     }
     let skip = session.received - offset
     guard skip < length || length == 0 else { return session }
-    let out = open(partPath(id), O_WRONLY | O_APPEND | O_CLOEXEC)
+    let path = partPath(id)
+    let out = files.calls.openForAppend(path)
     guard out >= 0 else { throw FileBackend.error("store the chunk", errno) }
     defer { close(out) }
     var written: Int64 = 0
     if let bytes {
-      let code = bytes.withUnsafeBytes { Self.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[Int(skip)...])) }
+      let code = bytes.withUnsafeBytes {
+        files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[Int(skip)...]), path: path)
+      }
       if code != 0 { throw FileBackend.error("store the chunk", code) }
       written = length - skip
     } else if let file {
@@ -151,20 +234,28 @@ public final class UploadSessions: Sendable {
         if count < 0 && errno == EINTR { continue }
         guard count >= 0 else { throw FileBackend.error("read the chunk", errno) }
         if count == 0 { break }
-        let code = buffer.withUnsafeBytes { Self.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        let code = buffer.withUnsafeBytes {
+          files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path)
+        }
         if code != 0 { throw FileBackend.error("store the chunk", code) }
         position += Int64(count)
         written += Int64(count)
       }
     }
+    if options.fsync {
+      let code = files.calls.sync(out, path: path)
+      if code != 0 { throw FileBackend.error("sync the chunk", code) }
+    }
     session.received += written
+    session.touched = Timestamp.nowMilliseconds()
     let updated = session
-    sessions.withLock { $0[id] = updated }
+    sessions.withLock { $0.put(updated) }
     return updated
   }
 
-  /// Hands the received bytes over for committing (the caller owns the returned file), and runs
-  /// `commit` with it under the session's lock; on success the session becomes final.
+  /// Runs `commit` with a file holding the received bytes (a hard link the caller owns), under
+  /// the session's lock; on success the session becomes final and its bytes are dropped. On
+  /// failure nothing changes: the bytes stay and the session stays active.
   public func complete(
     _ id: String, commit: (String) throws(StorageError) -> ObjectMetadata
   ) throws(StorageError) -> ObjectMetadata {
@@ -174,20 +265,24 @@ public final class UploadSessions: Sendable {
     var session = try session(id)
     guard session.state == .active else { throw StorageError.uploadNotActive(id) }
     let handoff = directory + "/" + id + ".commit"
-    guard rename(partPath(id), handoff) == 0 else { throw FileBackend.error("finish the upload", errno) }
+    unlink(handoff)  // left by a failure that the store did not clean up
+    let code = files.calls.link(partPath(id), handoff)
+    guard code == 0 else { throw FileBackend.error("finish the upload", code) }
     let object: ObjectMetadata
     do {
       object = try commit(handoff)
     } catch {
-      // Keep the bytes if the store did not take them (a failed precondition, say).
-      if FileManager.default.fileExists(atPath: handoff) { rename(handoff, partPath(id)) }
+      unlink(handoff)
       throw error
     }
     session.state = .final
     session.generation = object.generation
+    session.touched = Timestamp.nowMilliseconds()
+    // The final record before the bytes go: after a crash in between, start-up drops the bytes
+    // of a finished session.
     try? save(session)
-    let updated = session
-    sessions.withLock { $0[id] = updated }
+    files.calls.unlink(partPath(id))
+    finish(session)
     return object
   }
 
@@ -198,79 +293,82 @@ public final class UploadSessions: Sendable {
     var session = try session(id)
     guard session.state == .active else { return }
     session.state = .cancelled
-    unlink(partPath(id))
+    session.touched = Timestamp.nowMilliseconds()
     try? save(session)
-    let updated = session
-    sessions.withLock { $0[id] = updated }
+    files.calls.unlink(partPath(id))
+    finish(session)
+  }
+
+  /// Records a finished session, forgetting the oldest finished ones past `maxOpen`.
+  private func finish(_ session: UploadSession) {
+    let forgotten: [String] = sessions.withLock { table in
+      table.put(session)
+      var forgotten: [String] = []
+      while table.finished > options.maxOpen {
+        guard let oldest = table.sessions.values.filter({ $0.state != .active }).min(by: { $0.touched < $1.touched })
+        else { break }
+        table.removeValue(forKey: oldest.id)
+        forgotten.append(oldest.id)
+      }
+      return forgotten
+    }
+    for id in forgotten { unlink(recordPath(id)) }
+  }
+
+  /// Removes every session untouched for `ttlSeconds` before `now`, with its files; returns
+  /// how many.
+  @discardableResult
+  public func sweep(now: Int64 = Timestamp.nowMilliseconds()) -> Int {
+    let cutoff = now - Int64(options.ttlSeconds) * 1000
+    let candidates = sessions.withLock { $0.sessions.values.filter { $0.touched < cutoff }.map(\.id) }
+    var removed = 0
+    for id in candidates {
+      let lock = lock(id)
+      lock.lock()
+      defer { lock.unlock() }
+      guard let session = sessions.withLock({ $0[id] }), session.touched < cutoff else { continue }
+      Self.removeFiles(directory + "/" + id)
+      sessions.withLock { _ = $0.removeValue(forKey: id) }
+      removed += 1
+      log("uploads: removed the expired upload session \(id) (\(session.state.rawValue))")
+    }
+    return removed
+  }
+
+  /// Sweeps every `interval` seconds (default: a tenth of `ttlSeconds`, 1 s to 10 min) until
+  /// `stopSweeping`.
+  public func startSweeping(interval: Double? = nil) {
+    let every = interval ?? min(max(Double(options.ttlSeconds) / 10, 1), 600)
+    let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+    timer.schedule(deadline: .now() + every, repeating: every)
+    timer.setEventHandler { [weak self] in self?.sweep() }
+    let wrapped = SweepTimer(timer)
+    sweeper.withLock { old in
+      old?.source.cancel()
+      old = wrapped
+    }
+    timer.activate()
+  }
+
+  public func stopSweeping() {
+    sweeper.withLock { timer in
+      timer?.source.cancel()
+      timer = nil
+    }
   }
 
   private func save(_ session: UploadSession) throws(StorageError) {
-    var json = JSONWriter()
-    json.beginObject()
-    json.string("id", session.id)
-    json.string("bucket", session.bucket)
-    json.string("name", session.name)
-    json.string("metadata", String(decoding: session.metadata, as: UTF8.self))
-    json.objectKey("conditions")
-    let c = session.conditions
-    for (key, value) in [
-      ("generation", c.generation), ("ifGenerationMatch", c.ifGenerationMatch),
-      ("ifGenerationNotMatch", c.ifGenerationNotMatch), ("ifMetagenerationMatch", c.ifMetagenerationMatch),
-      ("ifMetagenerationNotMatch", c.ifMetagenerationNotMatch),
-    ] {
-      if let value { json.string(key, String(value)) }
-    }
-    json.endObject()
-    if let size = session.expectedSize { json.string("expectedSize", String(size)) }
-    json.optionalString("contentType", session.contentType)
-    json.bool("firebase", session.firebase)
-    json.string("state", session.state.rawValue)
-    if let generation = session.generation { json.string("generation", String(generation)) }
-    json.string("created", String(session.created))
-    json.endObject()
-    let temp = directory + "/." + session.id + ".tmp"
-    guard FileManager.default.createFile(atPath: temp, contents: Data(json.bytes)),
-      rename(temp, recordPath(session.id)) == 0
-    else { throw FileBackend.error("save the upload session", errno) }
+    try files.writeAtomically(
+      session.record, to: recordPath(session.id), temp: directory + "/." + session.id + ".tmp")
   }
 
-  private static func decode(_ bytes: [UInt8]) -> UploadSession? {
-    guard let json = try? JSONValue.parse(bytes), let id = json["id"]?.stringValue,
-      let bucket = json["bucket"]?.stringValue, let name = json["name"]?.stringValue,
-      let metadata = json["metadata"]?.stringValue, let stateText = json["state"]?.stringValue,
-      let state = UploadSession.State(rawValue: stateText),
-      let created = json["created"]?.stringValue.flatMap({ Int64($0) })
-    else { return nil }
-    func int(_ key: String) -> Int64? { json["conditions"]?[key]?.stringValue.flatMap { Int64($0) } }
-    var session = UploadSession(
-      bucket: bucket, name: name, metadata: Array(metadata.utf8),
-      conditions: Preconditions(
-        generation: int("generation"), ifGenerationMatch: int("ifGenerationMatch"),
-        ifGenerationNotMatch: int("ifGenerationNotMatch"), ifMetagenerationMatch: int("ifMetagenerationMatch"),
-        ifMetagenerationNotMatch: int("ifMetagenerationNotMatch")),
-      expectedSize: json["expectedSize"]?.stringValue.flatMap { Int64($0) },
-      contentType: json["contentType"]?.stringValue, firebase: json["firebase"] == .bool(true))
-    session.id = id
-    session.state = state
-    session.generation = json["generation"]?.stringValue.flatMap { Int64($0) }
-    session.created = created
-    return session
+  private static func removeFiles(_ stem: String) {
+    for suffix in [".json", ".part", ".commit"] { unlink(stem + suffix) }
   }
 
-  private static func size(of path: String) -> Int {
+  private static func fileInfo(_ path: String) -> (size: Int64, modified: Int64)? {
     var info = stat()
-    return stat(path, &info) == 0 ? Int(info.st_size) : 0
-  }
-
-  /// Writes the whole buffer; returns 0 or the errno that stopped it.
-  private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
-    var offset = 0
-    while offset < buffer.count {
-      let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { return written == 0 ? EIO : errno }
-      offset += written
-    }
-    return 0
+    guard stat(path, &info) == 0 else { return nil }
+    return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000)
   }
 }

@@ -1,0 +1,117 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The write steps of the data folder, made through `FileCalls`, with `fsync` adding the syncs
+/// that make each step survive a power cut, in this order:
+///
+/// - a file's bytes are synced before it is renamed (or linked) to its final name;
+/// - a folder is synced after a name is created, renamed into or removed from it, before the
+///   write is acknowledged, and before a later step that depends on that name;
+/// - a new folder's parent is synced after `mkdir`, so the folder itself survives.
+///
+/// SECURITY.md lists the resulting sequence of every write path; `FsyncSequenceTests` checks it.
+struct DurableFiles: Sendable {
+  let calls: FileCalls
+  let fsync: Bool
+
+  /// `mkdir -p`; with `fsync`, the parent of each folder created is synced.
+  func makeDirectory(_ path: String) throws(StorageError) {
+    var code = calls.makeDirectory(path)
+    if code == ENOENT {
+      try makeDirectory((path as NSString).deletingLastPathComponent)
+      code = calls.makeDirectory(path)
+    }
+    if code == EEXIST { return }
+    guard code == 0 else { throw FileBackend.error("create a folder", code) }
+    syncDirectory((path as NSString).deletingLastPathComponent)
+  }
+
+  /// Syncs a folder (with `fsync`; a folder that cannot be opened is left as it is).
+  func syncDirectory(_ path: String) {
+    guard fsync else { return }
+    _ = calls.syncDirectory(path)
+  }
+
+  /// Syncs a file's bytes by path (with `fsync`).
+  func syncFile(_ path: String) throws(StorageError) {
+    guard fsync else { return }
+    let code = calls.sync(path: path)
+    if code != 0 { throw FileBackend.error("sync", code) }
+  }
+
+  /// Creates (or truncates) `path` with `bytes`, synced with `fsync`; removed again on failure.
+  func writeFile(_ bytes: [UInt8], to path: String) throws(StorageError) {
+    let fd = calls.create(path)
+    guard fd >= 0 else { throw FileBackend.error("create a file", errno) }
+    var code = bytes.withUnsafeBytes { calls.write(fd, $0, path: path) }
+    if code == 0 && fsync { code = calls.sync(fd, path: path) }
+    if Glibc.close(fd) != 0 && code == 0 { code = errno }
+    if code != 0 {
+      calls.unlink(path)
+      throw FileBackend.error("write", code)
+    }
+  }
+
+  /// Writes `bytes` to `temp` and renames it onto `path`: readers see the old or the new file.
+  /// When `path` is expected to exist (`replacing`), the two are swapped instead (`renameat2`
+  /// RENAME_EXCHANGE) and the old file removed: ext4 starts writing a file's data back to disk on
+  /// every rename that replaces a file (`auto_da_alloc`), which made each metadata write wait for
+  /// the disk. Durability is the same: without `fsync` a write survives the process, not the
+  /// machine; with it, the file is synced before the swap and the folder after it.
+  func writeAtomically(_ bytes: [UInt8], to path: String, temp: String, replacing: Bool = false)
+    throws(StorageError)
+  {
+    try writeFile(bytes, to: temp)
+    if replacing && calls.exchange(temp, path) == 0 {
+      calls.unlink(temp)
+    } else {
+      var code = calls.rename(temp, path)
+      if code == ENOENT {
+        // The folder is gone (removed by hand): make it again.
+        do throws(StorageError) {
+          try makeDirectory((path as NSString).deletingLastPathComponent)
+          code = calls.rename(temp, path)
+        } catch {
+          calls.unlink(temp)
+          throw error
+        }
+      }
+      if code != 0 {
+        calls.unlink(temp)
+        throw FileBackend.error("commit the record", code)
+      }
+    }
+    syncDirectory((path as NSString).deletingLastPathComponent)
+  }
+
+  /// Copies everything from `source` to the file at `path`, 1 MiB at a time, synced with `fsync`
+  /// unless `sync` is false (the caller syncs once after several copies).
+  func copy(from source: Int32, to path: String, append: Bool = false, sync: Bool = true) throws(StorageError) {
+    let out = calls.create(path, flags: O_WRONLY | (append ? O_APPEND : O_TRUNC))
+    guard out >= 0 else { throw FileBackend.error("create a file", errno) }
+    defer { Glibc.close(out) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { throw FileBackend.error("read", errno) }
+      if count == 0 { break }
+      let code = buffer.withUnsafeBytes {
+        calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path)
+      }
+      if code != 0 {
+        calls.unlink(path)
+        throw FileBackend.error("write", code)
+      }
+    }
+    if fsync && sync {
+      let code = calls.sync(out, path: path)
+      if code != 0 { throw FileBackend.error("sync", code) }
+    }
+  }
+}
