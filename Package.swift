@@ -25,10 +25,13 @@ let package = Package(
     ),
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+    // Firebase Security Rules for Storage: parser and evaluator with its own value model.
+    // Knows nothing of HTTP or of the store.
+    .target(name: "EmulatorRules", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
-    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "CZlib"]),
+    .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "CZlib"]),
     // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
-    .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage"]),
+    .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules"]),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
 
     // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.
@@ -38,6 +41,10 @@ let package = Package(
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
+    .testTarget(
+      name: "EmulatorRulesTests", dependencies: ["EmulatorRules", "EmulatorStorage"],
+      resources: [.copy("Fixtures")]
+    ),
     .testTarget(
       name: "EmulatorStorageTests", dependencies: ["EmulatorStorage"],
       resources: [.copy("Fixtures")]

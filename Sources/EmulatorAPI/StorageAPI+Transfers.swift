@@ -12,6 +12,7 @@ extension StorageAPI {
   /// Range ignored, `X-Goog-Hash` still describing the stored bytes), as GCS does.
   func download(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
+    try authorizeRead(context, bucket: bucket, name: name)
     let headers = context.request.headers
     let conditions = try RequestOptions.preconditions(context.query, headers, read: true)
     let (object, data) = try storage { () throws(StorageError) in

@@ -102,6 +102,7 @@ extension StorageAPI {
     if firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
     }
+    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: source) }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
@@ -181,13 +182,14 @@ extension StorageAPI {
   /// Creates a resumable session that keeps the start's metadata document for the commit.
   private func startSession(
     bucket: String, name: String, document: JSONValue, conditions: Preconditions, expectedSize: Int64?,
-    contentType: String?, firebase: Bool
+    contentType: String?, firebase: Bool, authorization: String? = nil
   ) throws(APIError) -> UploadSession {
     var rendered = JSONWriter()
     Self.write(document, into: &rendered)
-    let template = UploadSession(
+    var template = UploadSession(
       bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expectedSize,
       contentType: contentType, firebase: firebase)
+    template.authorization = authorization
     return try storage { () throws(StorageError) in try sessions.create(template) }
   }
 
@@ -292,6 +294,7 @@ extension StorageAPI {
     if session.firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: session.name))
     }
+    if session.firebase { try authorizeFinalize(context, session, patch: patch) }
     let fromDocument = try Self.expectedHashes(document: document, header: nil)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
@@ -347,7 +350,7 @@ extension StorageAPI {
     if type == nil { type = try Self.contentTypeHeader(headers, "x-goog-upload-content-type") }
     let session = try startSession(
       bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: expected,
-      contentType: type, firebase: true)
+      contentType: type, firebase: true, authorization: headers["authorization"])
     let url =
       "\(context.json.baseURL)/v0/b/\(URLCoding.encodeComponent(bucket))/o?name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)&upload_protocol=resumable"
     return HTTPResponse(
@@ -392,6 +395,7 @@ extension StorageAPI {
       return status(200, .cancelled, session.received)
     }
     if session.state == .final { return try finishedSession(context, session) }
+    if session.denied { throw Self.denied(.create, headers: ["x-goog-upload-status": "final"]) }
     guard session.state == .active else {
       return status(400, session.state, session.received, APIError(400, .invalid, "The upload was cancelled."))
     }

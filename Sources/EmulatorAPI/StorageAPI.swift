@@ -1,4 +1,5 @@
 import EmulatorHTTP
+import EmulatorRules
 import EmulatorStorage
 
 /// Limits the API applies on top of the HTTP layer's.
@@ -17,13 +18,18 @@ public final class StorageAPI: HTTPHandler {
   public let store: ObjectStore
   public let sessions: UploadSessions
   public let limits: APILimits
+  /// Security rules for the Firebase surface; empty: everything allowed (see StorageAPI+Rules).
+  public let rules: RulesRegistry
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
 
-  public init(store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits()) {
+  public init(
+    store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(), rules: RulesRegistry = RulesRegistry()
+  ) {
     self.store = store
     self.sessions = sessions
     self.limits = limits
+    self.rules = rules
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -49,7 +55,8 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
-    switch prepare(request) {
+    if let response = setRulesResponse(request) { return response }
+    return switch prepare(request) {
     case .success(let context): run(context)
     case .failure(let failure): failure.response
     }
@@ -61,6 +68,7 @@ public final class StorageAPI: HTTPHandler {
   /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
+    if let response = setRulesResponse(request) { return .respond(response) }
     switch prepare(request) {
     case .failure(let failure):
       return .respond(failure.response)
@@ -213,6 +221,7 @@ public final class StorageAPI: HTTPHandler {
         throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
       case (_, "DELETE"):
         try Self.validate(name)
+        try authorizeDelete(context, bucket: bucket, name: name)
         let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
         try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
         return HTTPResponse(status: 204)
@@ -249,6 +258,7 @@ public final class StorageAPI: HTTPHandler {
   // MARK: Objects
 
   private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+    try authorizeList(context, bucket: bucket)
     let query = try RequestOptions.listQuery(context.query)
     let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
     return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
@@ -256,6 +266,7 @@ public final class StorageAPI: HTTPHandler {
 
   private func getMetadata(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
+    try authorizeRead(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
@@ -289,6 +300,7 @@ public final class StorageAPI: HTTPHandler {
         replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+      try authorizePatch(context, bucket: bucket, name: name, patch: patch)
     } catch {
       return responder.reply(error.response(firebase: firebase))
     }

@@ -30,6 +30,9 @@ public enum CommandLineTool {
       --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
                            default, on a loopback address, only localhost and IP addresses
                            (also STORAGE_EMULATOR_ALLOWED_HOSTS)
+      --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
+                           the file changes); without rules everything is allowed
+      --firebase-json FILE take the rules from this firebase.json's "storage" section
       --upload-session-ttl SECONDS
                            resumable sessions untouched this long expire (default 86400)
       --max-upload-sessions N
@@ -86,6 +89,8 @@ public enum CommandLineTool {
       case "--bucket": flagBuckets.append(try value())
       case "--cors-origin": try configuration.addOrigins([try value()])
       case "--allowed-host": flagHosts.append(try value())
+      case "--rules": configuration.rulesFile = try value()
+      case "--firebase-json": configuration.firebaseJSON = try value()
       case "--upload-session-ttl":
         try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
       case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
@@ -120,8 +125,20 @@ public enum CommandLineTool {
     }
     let emulator: Emulator
     let port: Int
+    let rules: String
     do {
       emulator = try makeEmulator(configuration, log: log)
+    } catch {
+      log("cannot start: \(error)")
+      exit(1)
+    }
+    do {
+      rules = try emulator.loadRules(log: log)
+    } catch {
+      log("cannot start: \(error.message)")
+      exit(2)
+    }
+    do {
       port = try emulator.start()
     } catch {
       log("cannot start: \(error)")
@@ -129,7 +146,7 @@ public enum CommandLineTool {
     }
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage))")
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
     let sources = installSignalHandlers(emulator)
     withExtendedLifetime(sources) { dispatchMain() }
   }

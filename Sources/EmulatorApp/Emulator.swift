@@ -1,5 +1,6 @@
 import EmulatorAPI
 import EmulatorHTTP
+import EmulatorRules
 import EmulatorStorage
 import Foundation
 
@@ -10,12 +11,35 @@ public final class Emulator: Sendable {
   public let store: ObjectStore
   public let api: StorageAPI
   public let server: HTTPServer
+  /// Reloads the configured rules files when they change (set by `loadRules`).
+  private let watcher = Locked<RulesWatcher?>(nil)
 
   init(configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer) {
     self.configuration = configuration
     self.store = store
     self.api = api
     self.server = server
+  }
+
+  /// Loads the configured security rules and watches their files; returns what the ready line
+  /// says about them. A file that cannot be read or parsed is an error (the emulator must not
+  /// start with rules other than those asked for).
+  @discardableResult
+  public func loadRules(log: @escaping @Sendable (String) -> Void = { _ in }, pollInterval: Double = 1)
+    throws(ConfigurationError) -> String
+  {
+    guard let files = try RulesLoader.files(for: configuration) else {
+      return "no security rules: every request is allowed"
+    }
+    do {
+      try api.rules.replace(with: files)
+    } catch {
+      throw ConfigurationError(error.description)
+    }
+    let watcher = RulesWatcher(configuration: configuration, registry: api.rules, files: files, log: log)
+    watcher.start(interval: pollInterval)
+    self.watcher.withLock { $0 = watcher }
+    return "security rules from \(files.map(\.name).joined(separator: ", "))"
   }
 
   /// Starts listening; returns the bound port (useful with port 0).
@@ -30,6 +54,7 @@ public final class Emulator: Sendable {
   /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), then closes
   /// the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
+    watcher.withLock { $0?.stop() }
     server.shutdown(gracePeriod: gracePeriod)
     api.sessions.stopSweeping()
     do {
@@ -76,7 +101,8 @@ public func makeEmulator(
       continue
     }
   }
-  let api = StorageAPI(store: store, sessions: sessions, limits: configuration.api)
+  let api = StorageAPI(
+    store: store, sessions: sessions, limits: configuration.api, rules: RulesRegistry(log: log))
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)

@@ -25,6 +25,10 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var origins = OriginPolicy()
   /// `Host` names answered besides loopback names and IP literals (`allowed_hosts`, `--allowed-host`).
   public var allowedHosts: [String] = []
+  /// Security rules for the Firebase surface (`--rules`); none: everything allowed.
+  public var rulesFile: String?
+  /// A `firebase.json` whose `storage` section names the rules (`--firebase-json`).
+  public var firebaseJSON: String?
 
   public init() {}
 
@@ -87,6 +91,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
       uploadSessions.ttlSeconds = try value.integer(key, in: Self.uploadSessionTTLRange)
     case "max_upload_sessions": uploadSessions.maxOpen = try value.integer(key, in: Self.maxUploadSessionsRange)
     case "shutdown_grace_seconds": shutdownGraceSeconds = Double(try value.integer(key, in: 0...3600))
+    case "rules": rulesFile = try value.string(key)
+    case "firebase_json": firebaseJSON = try value.string(key)
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
     case "cors_origins": try addOrigins(try value.strings(key))

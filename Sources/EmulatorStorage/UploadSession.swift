@@ -29,6 +29,11 @@ public struct UploadSession: Sendable, Equatable {
   /// expires `UploadSessions.Options.ttlSeconds` after that. Not stored: at start-up, the newest
   /// of `created` and its files' modification times.
   public var touched: Int64 = Timestamp.nowMilliseconds()
+  /// The `Authorization` header of the start request: security rules are checked at finalize
+  /// with it (the Firebase SDKs send no credentials with the chunks).
+  public var authorization: String?
+  /// Finalize was refused by security rules: the session is over and answers 403 again.
+  public var denied = false
 
   public init(
     bucket: String, name: String, metadata: [UInt8], conditions: Preconditions, expectedSize: Int64?,
@@ -70,6 +75,8 @@ extension UploadSession {
     json.string("state", session.state.rawValue)
     if let generation = session.generation { json.string("generation", String(generation)) }
     json.string("created", String(session.created))
+    json.optionalString("authorization", session.authorization)
+    if session.denied { json.bool("denied", true) }
     json.endObject()
     return json.bytes
   }
@@ -96,6 +103,8 @@ extension UploadSession {
     session.generation = json["generation"]?.stringValue.flatMap { Int64($0) }
     session.created = created
     session.touched = created
+    session.authorization = json["authorization"]?.stringValue
+    session.denied = json["denied"] == .bool(true)
     self = session
   }
 }

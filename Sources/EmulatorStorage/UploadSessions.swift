@@ -286,13 +286,15 @@ public final class UploadSessions: Sendable {
     return object
   }
 
-  public func cancel(_ id: String) throws(StorageError) {
+  /// Ends an active session and drops its bytes; `denied`: because security rules refused it.
+  public func cancel(_ id: String, denied: Bool = false) throws(StorageError) {
     let lock = lock(id)
     lock.lock()
     defer { lock.unlock() }
     var session = try session(id)
     guard session.state == .active else { return }
     session.state = .cancelled
+    session.denied = denied
     session.touched = Timestamp.nowMilliseconds()
     try? save(session)
     files.calls.unlink(partPath(id))

@@ -35,6 +35,8 @@ final class RunningEmulator {
 final class EmulatorProcess {
   let process = Process()
   let port: Int
+  /// The first line it printed ("... ready on ...").
+  let readyLine: String
   private let output: Pipe
 
   init(arguments: [String]) throws {
@@ -58,6 +60,7 @@ final class EmulatorProcess {
       throw NSError(domain: "EmulatorProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "no ready line: \(line)"])
     }
     self.port = port
+    readyLine = line
   }
 
   /// The binary next to the test bundle (`.build/<triple>/debug/storage-emulator`).
