@@ -59,7 +59,7 @@ public struct CrossOriginHandler: HTTPHandler {
     }
     // OPTIONS only asks (refused, or answered from a resource's own configuration, in `options`).
     if let origin, head.method != "GET" && head.method != "HEAD" && head.method != "OPTIONS",
-      !configuration.origins.allows(origin)
+      !allows(origin, host: host)
     {
       return refusal(
         "Cross-origin \(head.method) from '\(origin)' refused: that origin is not allowed "
@@ -118,7 +118,18 @@ public struct CrossOriginHandler: HTTPHandler {
       guard let rule = rules.first(where: { $0.matches(origin: origin, method: head.method) }) else { return .none }
       return .rule(origin: origin, rule)
     }
-    return configuration.origins.allows(origin) ? .server(origin: origin) : .none
+    return allows(origin, host: head.headers["host"]) ? .server(origin: origin) : .none
+  }
+
+  /// The `OriginPolicy`, or the request's own origin: a page this server served itself (a web UI
+  /// opened at `http://192.168.1.10:9199`), when its `Host` is one no DNS rebinding can forge (a
+  /// loopback name, an IP address or an allowed name).
+  func allows(_ origin: String, host: String?) -> Bool {
+    if configuration.origins.allows(origin) { return true }
+    guard let host, !host.isEmpty, configuration.hosts.recognizes(host) else { return false }
+    let lower = origin.lowercased()
+    let authority = host.lowercased()
+    return lower == "http://" + authority || lower == "https://" + authority
   }
 
   /// Adds `Vary: Origin` (a field of its own, as an inner handler's `Vary` may be there too),
@@ -171,7 +182,7 @@ public struct CrossOriginHandler: HTTPHandler {
         return refusal(
           "The bucket's CORS configuration does not allow \(requested ?? "this request") from '\(origin)'.", head)
       }
-    } else if !configuration.origins.allows(origin) {
+    } else if !allows(origin, host: head.headers["host"]) {
       return refusal(
         "Cross-origin request from '\(origin)' refused: that origin is not allowed "
           + "(loopback origins are; add others with --cors-origin).", head)

@@ -42,7 +42,14 @@ public struct HostPolicy: Sendable, Equatable {
   /// Whether a request with this `Host` value (nil when absent) is answered. Runs for every
   /// request: byte loops over the value's contiguous UTF-8.
   public func allows(_ host: String?) -> Bool {
-    guard restricted, var host else { return true }
+    guard restricted, let host else { return true }
+    return recognizes(host)
+  }
+
+  /// Whether `host` is a loopback name, an IP literal or an allowed name (each with an optional
+  /// port), whether or not the policy is restricted: a name no DNS rebinding can forge.
+  public func recognizes(_ host: String) -> Bool {
+    var host = host
     return host.withUTF8 { bytes in
       if bytes.isEmpty { return true }
       let nameEnd: Int

@@ -266,6 +266,29 @@ struct BrowserHarness {
     #expect(anywhere.header("access-control-allow-origin") == "https://anywhere.example")
   }
 
+  /// A page the emulator served itself (a web UI opened at a LAN address, in Docker) writes
+  /// same-origin; a DNS-rebinding page is same-origin too, but under a name it chose.
+  @Test func sameOriginPagesOfAddressesAndAllowedNamesMayWrite() throws {
+    let docker = try BrowserHarness(listeningOn: "0.0.0.0")
+    let lan = docker.call(
+      "POST", "/v0/b/demo.appspot.com/o?name=ui.txt", "ui", origin: "http://192.168.1.10:9199",
+      host: "192.168.1.10:9199")
+    #expect(lan.status == 200)
+    #expect(lan.header("access-control-allow-origin") == "http://192.168.1.10:9199")
+    let rebound = docker.call(
+      "POST", "/v0/b/demo.appspot.com/o?name=pwned.txt", "x", origin: "http://attacker.example:9199",
+      host: "attacker.example:9199")
+    #expect(rebound.status == 403)
+    #expect(docker.call("GET", "/v0/b/demo.appspot.com/o/pwned.txt").status == 404)
+    let named = try BrowserHarness(listeningOn: "0.0.0.0", allowedHosts: ["storage"])
+    #expect(
+      named.call("DELETE", "/v0/b/demo.appspot.com/o/none", origin: "http://storage:9199", host: "storage:9199").status
+        == 404)
+    let elsewhere = h.call(
+      "POST", "/v0/b/demo.appspot.com/o?name=x.txt", "x", origin: "http://192.168.1.10:9199", host: "127.0.0.1:9199")
+    #expect(elsewhere.status == 403)
+  }
+
   // MARK: Host
 
   @Test func dnsRebindingHostIsRefusedOnLoopback() {
