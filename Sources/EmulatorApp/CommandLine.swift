@@ -146,8 +146,11 @@ public enum CommandLineTool {
     }
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
+    // Signal handlers first: a SIGTERM sent as soon as the ready line is read must not fall in the
+    // moment between SIG_IGN and the Dispatch source's activation (it was lost there, and the
+    // process never stopped).
     let sources = installSignalHandlers(emulator)
+    say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
     withExtendedLifetime(sources) { dispatchMain() }
   }
 
