@@ -9,7 +9,9 @@ let package = Package(
   ],
   dependencies: [
     // MD5 and SHA-256 from a maintained implementation (Foundation on Linux has neither).
-    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0")
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    // The request log and start-up messages go through the standard logging API.
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
   ],
   targets: [
     // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
@@ -31,7 +33,12 @@ let package = Package(
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
     .target(name: "EmulatorAPI", dependencies: ["EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "CZlib"]),
     // Configuration file, command line, and `makeEmulator`, shared by `main` and the tests.
-    .target(name: "EmulatorApp", dependencies: ["EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules"]),
+    .target(
+      name: "EmulatorApp",
+      dependencies: [
+        "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
 
     // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.
@@ -55,7 +62,7 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["EmulatorApp", "EmulatorStorage", "CCurl"]
+      dependencies: ["EmulatorApp", "EmulatorStorage", "EmulatorRules", "CCurl"]
     ),
   ]
 )

@@ -1,4 +1,3 @@
-import CZlib
 import EmulatorHTTP
 import EmulatorStorage
 
@@ -8,91 +7,32 @@ import EmulatorStorage
 
 /// Decompresses a stored gzip object while it is sent (decompressive transcoding), 64 KiB of
 /// input at a time, so memory stays flat whatever the object's size or compression ratio.
-/// Concatenated gzip members are decompressed one after the other.
+/// Concatenated gzip members are decompressed one after the other; the work of one `next()` is
+/// bounded (see `GzipInflater`): an empty piece tells the connection to yield and call again.
 ///
 /// Invariant: `next()` is called by one connection at a time, serially (the HTTP layer pulls a
-/// piece only after the previous one was written), so the z_stream state needs no lock.
+/// piece only after the previous one was written), so the inflater needs no lock.
 final class GzipInflateStream: HTTPBodyStream, @unchecked Sendable {
-  struct CorruptData: Error {}
+  typealias CorruptData = GzipInflater.CorruptData
 
-  private let data: ObjectData
-  private var stream = z_stream()
-  private var input = [UInt8](repeating: 0, count: 65536)
-  private var inputStart = 0
-  private var inputEnd = 0
-  private var fileOffset = 0
-  private var finished = false
-  private var open = false
-  /// Inside a gzip member whose end has not been seen yet.
-  private var memberOpen = false
+  private let inflater: GzipInflater
 
   init(_ data: ObjectData) {
-    self.data = data
-  }
-
-  deinit {
-    if open { inflateEnd(&stream) }
+    inflater = GzipInflater { buffer, offset in
+      switch data {
+      case .bytes(let bytes):
+        let count = max(0, min(buffer.count, bytes.count - offset))
+        if count > 0 { buffer.copyBytes(from: bytes[offset..<(offset + count)]) }
+        return count
+      case .file(let file):
+        let read = pread(file.fd, buffer.baseAddress, buffer.count, off_t(offset))
+        guard read >= 0 else { throw CorruptData() }
+        return read
+      }
+    }
   }
 
   func next() throws -> [UInt8]? {
-    if finished { return nil }
-    if !open {
-      guard se_inflate_init_gzip(&stream) == Z_OK else { throw CorruptData() }
-      open = true
-    }
-    var output = [UInt8](repeating: 0, count: 262_144)
-    var produced = 0
-    while produced == 0 {
-      if inputStart == inputEnd {
-        if try refill() == 0 {
-          finished = true
-          if memberOpen { throw CorruptData() }  // truncated
-          break
-        }
-      }
-      var status: Int32 = Z_OK
-      input.withUnsafeMutableBufferPointer { inputBuffer in
-        output.withUnsafeMutableBufferPointer { outputBuffer in
-          stream.next_in = inputBuffer.baseAddress! + inputStart
-          stream.avail_in = uInt(inputEnd - inputStart)
-          stream.next_out = outputBuffer.baseAddress! + produced
-          stream.avail_out = uInt(outputBuffer.count - produced)
-          status = inflate(&stream, Z_NO_FLUSH)
-          inputStart = inputEnd - Int(stream.avail_in)
-          produced = outputBuffer.count - Int(stream.avail_out)
-        }
-      }
-      switch status {
-      case Z_OK:
-        memberOpen = true
-      case Z_BUF_ERROR where inputStart == inputEnd:
-        memberOpen = true
-      case Z_STREAM_END:
-        // Another gzip member may follow.
-        memberOpen = false
-        inflateReset(&stream)
-      default:
-        throw CorruptData()
-      }
-    }
-    return produced > 0 ? Array(output[0..<produced]) : nil
-  }
-
-  /// Reads the next piece of compressed input; returns its length (0 at the end).
-  private func refill() throws -> Int {
-    let count: Int
-    switch data {
-    case .bytes(let bytes):
-      count = min(input.count, bytes.count - fileOffset)
-      if count > 0 { input.replaceSubrange(0..<count, with: bytes[fileOffset..<(fileOffset + count)]) }
-    case .file(let file):
-      let read = input.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, $0.count, off_t(fileOffset)) }
-      guard read >= 0 else { throw CorruptData() }
-      count = read
-    }
-    fileOffset += count
-    inputStart = 0
-    inputEnd = count
-    return count
+    try inflater.next()
   }
 }

@@ -7,7 +7,8 @@ struct MultipartRelated {
   struct Part {
     /// Header names lower-cased.
     var headers: [String: String]
-    var body: [UInt8]
+    /// Where the part's body lies in the parsed bytes.
+    var range: Range<Int>
   }
 
   /// The boundary of a `multipart/related` Content-Type, through the one header-parameter parser
@@ -26,33 +27,65 @@ struct MultipartRelated {
     }
   }
 
+  /// Bounds on the work a body may cause, whatever its size.
+  struct Limits {
+    /// The first part (the JSON metadata). Larger: 413, found within this many bytes of its
+    /// start, so a huge body is never searched for it.
+    var maxFirstPartBytes = 1 << 20
+    /// Parts in one body (an upload needs two). More: 400.
+    var maxParts = 8
+    /// One part's header block. Larger: 400.
+    var maxPartHeaderBytes = 8 * 1024
+    /// RFC 2046 §5.1.1 allows 1–70 characters. Longer: 400.
+    static let maxBoundaryBytes = 70
+  }
+
   /// The delimiter the body actually uses. apitools (gcloud, gsutil) writes the boundary with
   /// Python's `%r`, so the header says `boundary='===…=='` while the body's lines are `--===…==`:
   /// `'` is a legal boundary character, so when the body never uses the quoted form and does
   /// use the unquoted one, the quotes were the client's, not the boundary's (GCS accepts it).
-  static func effectiveBoundary(_ boundary: String, in body: [UInt8]) -> String {
+  static func effectiveBoundary(_ boundary: String, in body: UnsafeBufferPointer<UInt8>) -> String {
     let quote = UInt8(ascii: "'")
     let bytes = Array(boundary.utf8)
     guard bytes.count > 2, bytes.first == quote, bytes.last == quote,
-      find(Array(("--" + boundary).utf8), in: body, from: 0, atLineStart: true) == nil
+      find(Array(("--" + boundary).utf8), in: body, from: 0, within: body.count) == nil
     else { return boundary }
     let inner = String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
-    return find(Array(("--" + inner).utf8), in: body, from: 0, atLineStart: true) == nil ? boundary : inner
+    return find(Array(("--" + inner).utf8), in: body, from: 0, within: body.count) == nil ? boundary : inner
   }
 
-  static func parse(_ body: [UInt8], boundary declared: String) throws(APIError) -> [Part] {
+  /// Splits `body`; each part's body is a range of `body` (nothing is copied).
+  static func parse(_ body: [UInt8], boundary: String, limits: Limits = Limits()) throws(APIError) -> [Part] {
+    let result = body.withUnsafeBufferPointer { buffer in
+      Result { () throws(APIError) in try parse(buffer, boundary: boundary, limits: limits) }
+    }
+    return try result.get()
+  }
+
+  /// `parse` on bytes anywhere in memory (a spooled upload is mapped, not read onto the heap).
+  static func parse(
+    _ body: UnsafeBufferPointer<UInt8>, boundary declared: String, limits: Limits = Limits()
+  ) throws(APIError) -> [Part] {
     let boundary = effectiveBoundary(declared, in: body)
+    guard boundary.utf8.count <= Limits.maxBoundaryBytes else {
+      throw APIError(
+        400, .invalid, "The multipart boundary is longer than \(Limits.maxBoundaryBytes) characters (RFC 2046).")
+    }
     let delimiter = Array(("--" + boundary).utf8)
-    guard var position = find(delimiter, in: body, from: 0, atLineStart: true) else {
+    guard var position = find(delimiter, in: body, from: 0, within: body.count) else {
       throw APIError(400, .invalid, "The multipart body does not contain its boundary '\(boundary)'.")
     }
     var parts: [Part] = []
     while true {
       position += delimiter.count
       if body.count - position >= 2 && body[position] == 45 && body[position + 1] == 45 { return parts }
+      guard parts.count < limits.maxParts else {
+        throw APIError(400, .invalid, "The multipart body has more than \(limits.maxParts) parts.")
+      }
       // Rest of the delimiter line.
       while position < body.count && (body[position] == 32 || body[position] == 9) { position += 1 }
       position = try skipLineBreak(body, position)
+      let headersStart = position
       var headers: [String: String] = [:]
       while true {
         guard position < body.count else {
@@ -63,7 +96,12 @@ struct MultipartRelated {
           break
         }
         var end = position
-        while end < body.count && body[end] != 10 { end += 1 }
+        let lineLimit = min(body.count, headersStart + limits.maxPartHeaderBytes)
+        while end < lineLimit && body[end] != 10 { end += 1 }
+        guard end < lineLimit || end == body.count else {
+          throw APIError(
+            400, .invalid, "A multipart part's headers are longer than \(limits.maxPartHeaderBytes) bytes.")
+        }
         var line = body[position..<end]
         if line.last == 13 { line = line.dropLast() }
         let text = String(decoding: line, as: UTF8.self)
@@ -73,17 +111,31 @@ struct MultipartRelated {
         }
         position = min(end + 1, body.count)
       }
-      guard let next = find(delimiter, in: body, from: position, atLineStart: true) else {
+      // The metadata part is looked for only within its limit (plus the line break and
+      // delimiter that close it).
+      let window = parts.isEmpty ? limits.maxFirstPartBytes + 2 + delimiter.count : body.count
+      guard let next = find(delimiter, in: body, from: position, within: window) else {
+        if parts.isEmpty && body.count - position > window {
+          throw APIError(
+            413, .uploadTooLarge,
+            "Metadata part is too large: the multipart metadata part may be at most \(limits.maxFirstPartBytes) bytes.")
+        }
         throw APIError(400, .invalid, "The multipart body is not closed by '--\(boundary)--'.")
       }
       var end = next - 1  // the LF before the delimiter
       if end > position && body[end - 1] == 13 { end -= 1 }
-      parts.append(Part(headers: headers, body: Array(body[position..<max(position, end)])))
+      if parts.isEmpty && end - position > limits.maxFirstPartBytes {
+        // Found in the window, but closed by a bare LF: one byte longer than allowed.
+        throw APIError(
+          413, .uploadTooLarge,
+          "Metadata part is too large: the multipart metadata part may be at most \(limits.maxFirstPartBytes) bytes.")
+      }
+      parts.append(Part(headers: headers, range: position..<max(position, end)))
       position = next
     }
   }
 
-  private static func skipLineBreak(_ body: [UInt8], _ position: Int) throws(APIError) -> Int {
+  private static func skipLineBreak(_ body: UnsafeBufferPointer<UInt8>, _ position: Int) throws(APIError) -> Int {
     if position < body.count && body[position] == 13 && position + 1 < body.count && body[position + 1] == 10 {
       return position + 2
     }
@@ -91,12 +143,17 @@ struct MultipartRelated {
     throw APIError(400, .invalid, "Malformed multipart body: a line break is missing.")
   }
 
-  /// Finds `needle` at the start of the body or right after a LF.
-  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int, atLineStart: Bool) -> Int? {
+  /// Finds `needle` at the start of the body or right after a LF, starting in the `within`
+  /// bytes from `start`. Linear: a comparison stops at the first differing byte, at the latest
+  /// at the next LF (a boundary holds none), where the next candidate starts.
+  private static func find(
+    _ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from start: Int, within: Int
+  ) -> Int? {
     guard haystack.count >= needle.count else { return nil }
     var index = start
     let first = needle[0]
-    while index <= haystack.count - needle.count {
+    let lastStart = min(haystack.count - needle.count, start + max(0, within - needle.count))
+    while index <= lastStart {
       if haystack[index] == first && (index == 0 || haystack[index - 1] == 10)
         && haystack[index..<(index + needle.count)].elementsEqual(needle)
       {

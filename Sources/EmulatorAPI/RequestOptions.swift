@@ -3,12 +3,18 @@ import EmulatorStorage
 
 /// Reading the query parameters and headers that every surface shares.
 enum RequestOptions {
+  /// The most items one list page holds; a larger `maxResults` is capped to it (as GCS does).
+  static let maxResultsCap = 1000
+
   static func int64(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
     guard let text = query[name] else { return nil }
-    guard let value = Int64(text) else {
-      throw APIError(400, .invalid, "Invalid value for '\(name)': '\(text)' is not a 64-bit integer.")
+    switch DecimalInteger.parse(text, allowNegative: true) {
+    case .success(let value): return value
+    case .failure(.outOfRange):
+      throw APIError(400, .invalid, "Invalid value for '\(name)': '\(text)' is out of range for a 64-bit integer.")
+    case .failure(.malformed):
+      throw APIError(400, .invalid, "Invalid value for '\(name)': '\(text)' is not an integer.")
     }
-    return value
   }
 
   /// `ifGenerationMatch`… from the query (also Python's `ifMetaGenerationNotMatch` spelling), and
@@ -39,10 +45,11 @@ enum RequestOptions {
     list.prefix = query["prefix"].flatMap { $0.isEmpty ? nil : $0 }
     list.delimiter = query["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
     if let text = query["maxResults"] {
-      guard let value = Int(text), value > 0 else {
+      // Any positive count is accepted and capped at 1000, as GCS does; past Int64 it is 400.
+      guard let value = DecimalInteger.value(text, in: 1...Int64.max) else {
         throw APIError(400, .invalid, "Invalid value for 'maxResults': '\(text)' is not a positive integer.")
       }
-      list.maxResults = min(value, 1000)
+      list.maxResults = Int(min(value, Int64(maxResultsCap)))
     }
     list.pageToken = query["pageToken"]
     list.startOffset = query["startOffset"].flatMap { $0.isEmpty ? nil : $0 }

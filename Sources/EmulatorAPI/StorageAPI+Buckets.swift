@@ -5,7 +5,7 @@ import EmulatorStorage
 /// and the storage layout gcloud asks for.
 extension StorageAPI {
   func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let body = try RequestOptions.jsonObject(context.request.body)
+    let body = try RequestOptions.jsonObject(context.request.bodyBytes())
     guard let name = body["name"]?.stringValue ?? context.query["name"] else {
       throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
     }
@@ -25,7 +25,7 @@ extension StorageAPI {
       }
       return context.ok(context.json.bucket(info))
     case "PATCH", "PUT":
-      let body = try RequestOptions.jsonObject(context.request.body)
+      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       if let name = body["name"]?.stringValue, name != bucket {
         throw APIError(400, .invalid, "The bucket name in the body ('\(name)') differs from the one in the path.")
       }

@@ -3,6 +3,9 @@ import EmulatorStorage
 
 /// Copy, rewrite and compose (GCS JSON API).
 extension StorageAPI {
+  /// GCS composes 1 to 32 source objects per request.
+  static let maxComposeSources = 32
+
   func objectAction(_ context: RequestContext, bucket: String, action: ObjectAction) throws(APIError) -> HTTPResponse {
     let query = context.query
     let conditions = try RequestOptions.preconditions(query, context.request.headers, read: false)
@@ -42,23 +45,18 @@ extension StorageAPI {
         throw APIError(400, .required, "sourceObjects is required: a list of {\"name\": …}.")
       }
       var sources: [ObjectStore.ComposeSource] = []
+      guard list.count <= Self.maxComposeSources else {
+        throw APIError(400, .invalid, "A compose request needs 1 to 32 source objects, got \(list.count).")
+      }
       for entry in list {
         guard let name = entry["name"]?.stringValue else {
           throw APIError(400, .required, "Every source object needs a name.")
         }
-        func int(_ value: JSONValue?) throws(APIError) -> Int64? {
-          switch value {
-          case nil, .null?: return nil
-          case .string(let text)?, .number(let text)?:
-            guard let number = Int64(text) else { throw APIError(400, .invalid, "'\(text)' is not a generation.") }
-            return number
-          default: throw APIError(400, .invalid, "A generation must be a number or a string of digits.")
-          }
-        }
         sources.append(
           ObjectStore.ComposeSource(
-            name: name, generation: try int(entry["generation"]),
-            ifGenerationMatch: try int(entry["objectPreconditions"]?["ifGenerationMatch"])))
+            name: name, generation: try RequestOptions.generation(entry["generation"], field: "generation"),
+            ifGenerationMatch: try RequestOptions.generation(
+              entry["objectPreconditions"]?["ifGenerationMatch"], field: "ifGenerationMatch")))
       }
       let destinationDocument = body["destination"] ?? .object([])
       let patch = try storage { () throws(StorageError) in

@@ -52,8 +52,8 @@ extension StorageAPI {
     var first = 0
     var last = size - 1
     var status = 200
-    if let rangeHeader = headers["range"], let range = Self.parseRange(rangeHeader) {
-      guard let (start, end) = range.resolve(size: size) else {
+    if let rangeHeader = headers["range"], let range = ByteRange.parse(rangeHeader) {
+      guard let (start, end) = range.resolve(size: object.size).map({ (Int($0.first), Int($0.last)) }) else {
         response.set("content-range", "bytes */\(size)")
         throw APIError(
           416, .rangeNotSatisfiable, "The requested range '\(rangeHeader)' is not satisfiable for \(size) bytes.",
@@ -82,42 +82,6 @@ extension StorageAPI {
       return quality > 0
     }
     return false
-  }
-
-  /// One byte range of `Range: bytes=…` (RFC 9110 §14.1.2).
-  struct ByteRange: Equatable {
-    var first: Int?
-    var last: Int?
-
-    /// Inclusive bounds within `size`, or nil when unsatisfiable.
-    func resolve(size: Int) -> (Int, Int)? {
-      guard size > 0 else { return nil }
-      if let first {
-        guard first < size else { return nil }
-        return (first, min(last ?? size - 1, size - 1))
-      }
-      guard let suffix = last, suffix > 0 else { return nil }
-      return (max(size - suffix, 0), size - 1)
-    }
-  }
-
-  /// Parses a single byte range; nil (serve the whole object) for anything else, as RFC 9110
-  /// allows a server to ignore a Range it does not support.
-  static func parseRange(_ header: String) -> ByteRange? {
-    let trimmed = header.trimmingASCIIWhitespace()
-    guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
-    let spec = trimmed.dropFirst(6)
-    guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
-    let firstText = spec[..<dash].trimmingCharacters(in: .whitespaces)
-    let lastText = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-    if firstText.isEmpty {
-      guard let suffix = Int(lastText), suffix >= 0 else { return nil }
-      return ByteRange(first: nil, last: suffix)
-    }
-    guard let first = Int(firstText), first >= 0 else { return nil }
-    if lastText.isEmpty { return ByteRange(first: first, last: nil) }
-    guard let last = Int(lastText), last >= first else { return nil }
-    return ByteRange(first: first, last: last)
   }
 
   static func isHeaderToken(_ key: String) -> Bool {

@@ -61,17 +61,14 @@ extension StorageAPI {
   {
     let contentType = context.request.headers["content-type"] ?? ""
     let boundary = try MultipartRelated.boundary(from: contentType)
-    let parts = try MultipartRelated.parse(context.request.bodyBytes(), boundary: boundary)
-    guard parts.count >= 2 else {
-      throw APIError(400, .invalid, "A multipart upload needs two parts (metadata, then data); got \(parts.count).")
-    }
-    for (number, part) in parts.enumerated() {
-      if let type = part.headers["content-type"] { try Self.checkParameters(type, "Content-Type of part \(number + 1)") }
-      if let disposition = part.headers["content-disposition"] {
+    let body = try MultipartBody(context.request, boundary: boundary, metadataLimit: limits.maxMetadataBytes)
+    for (number, headers) in body.partHeaders.enumerated() {
+      if let type = headers["content-type"] { try Self.checkParameters(type, "Content-Type of part \(number + 1)") }
+      if let disposition = headers["content-disposition"] {
         try Self.checkParameters(disposition, "Content-Disposition of part \(number + 1)")
       }
     }
-    let document = try RequestOptions.jsonObject(parts[0].body)
+    let document = try RequestOptions.jsonObject(body.metadata)
     guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
       throw APIError(400, .required, "Object name is required: give it in the metadata part or as ?name=….")
     }
@@ -80,18 +77,18 @@ extension StorageAPI {
       try MetadataPatch(json: document, options: patchOptions(context))
     }
     if patch.fields[.contentType] == nil {
-      let type = parts[1].headers["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
+      let type = body.dataHeaders["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
       if !type.isEmpty { patch.fields[.contentType] = .set(type) }
     }
     let hashes = try Self.expectedHashes(document: document, header: nil)
-    return try commitUpload(
-      context, bucket: bucket, name: name, patch: patch, source: .bytes(parts[1].body), hashes: hashes)
+    return try commitUpload(context, bucket: bucket, name: name, patch: patch, source: body.data, hashes: hashes)
   }
 
   /// Stores an upload: query `contentEncoding`, Firebase defaults (token, inline disposition),
   /// preconditions from the query; answers the resource in the surface's flavour.
   private func commitUpload(
-    _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch, source: ObjectStore.DataSource,
+    _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch,
+    source: @autoclosure () -> ObjectStore.DataSource,
     hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
   ) throws(APIError) -> HTTPResponse {
     var patch = patch
@@ -102,12 +99,15 @@ extension StorageAPI {
     if firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
     }
-    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: source) }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
+    // Taken only now: a spooled file handed over earlier would be left behind by an error above.
+    // From here on it is removed on every failure (by the rules check when it denies, by the store).
+    let data = source()
+    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
     let object = try storage { () throws(StorageError) in
-      try store.insert(bucket: bucket, name: name, source: source, upload: upload, conditions: conditions)
+      try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     }
     return context.object(object)
   }
@@ -155,15 +155,14 @@ extension StorageAPI {
       throw APIError(400, .required, "Object name is required: give it as ?name=… or in the JSON body.")
     }
     try Self.validate(name)
-    _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: patchOptions(context)) }
+    try storage { () throws(StorageError) in
+      try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
+    }
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
     try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
     var expected: Int64?
     if let text = headers["x-upload-content-length"], !text.isEmpty {
-      guard let value = Int64(text), value >= 0 else {
-        throw APIError(400, .invalid, "X-Upload-Content-Length '\(text)' is not a byte count.")
-      }
-      expected = value
+      expected = try RequestOptions.byteCount(text, header: "X-Upload-Content-Length", limit: limits.maxUploadBytes)
     }
     let type = try Self.contentTypeHeader(headers, "x-upload-content-type")
     var encodingDocument = document
@@ -209,20 +208,32 @@ extension StorageAPI {
     var total: Int64?
     var current = session
     if let header = request.headers["content-range"] {
-      let range = try Self.parseContentRange(header)
+      let range = try RequestOptions.contentRange(header)
       total = range.total
-      if let first = range.first, let last = range.last {
-        guard last - first + 1 == length else {
+      if let total, total > Int64(limits.maxUploadBytes) {
+        throw APIError(
+          413, .uploadTooLarge,
+          "Content-Range '\(header)' announces more than the \(limits.maxUploadBytes)-byte upload limit.")
+      }
+      if let bytes = range.bytes {
+        // Both bounds are in [0, Int64.max) (ContentRange guarantees it): no overflow here.
+        let announced = bytes.upperBound - bytes.lowerBound
+        guard announced == length else {
           throw APIError(
-            400, .invalid, "Content-Range '\(header)' announces \(last - first + 1) bytes but the body has \(length).")
+            400, .invalid, "Content-Range '\(header)' announces \(announced) bytes but the body has \(length).")
         }
-        if first > current.received {
+        guard bytes.upperBound <= Int64(limits.maxUploadBytes) else {
+          throw APIError(
+            413, .uploadTooLarge,
+            "Content-Range '\(header)' reaches past the \(limits.maxUploadBytes)-byte upload limit.")
+        }
+        if bytes.lowerBound > current.received {
           throw APIError(
             400, .invalid,
-            "The chunk starts at byte \(first) but \(current.received) bytes have been received; resume from \(current.received)."
+            "The chunk starts at byte \(bytes.lowerBound) but \(current.received) bytes have been received; resume from \(current.received)."
           )
         }
-        current = try append(request, to: id, at: first)
+        current = try append(request, to: id, at: bytes.lowerBound)
       } else if length > 0 {
         throw APIError(400, .invalid, "A 'bytes */N' status request must have an empty body.")
       }
@@ -254,30 +265,6 @@ extension StorageAPI {
       }
       return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: true)
     }
-  }
-
-  /// `bytes F-L/T`, `bytes F-L/*`, `bytes */T`, `bytes */*`.
-  static func parseContentRange(_ header: String) throws(APIError) -> (first: Int64?, last: Int64?, total: Int64?) {
-    let text = header.trimmingCharacters(in: .whitespaces)
-    guard text.lowercased().hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else {
-      throw APIError(400, .invalid, "Content-Range '\(header)' is not 'bytes first-last/total'.")
-    }
-    let range = text[text.index(text.startIndex, offsetBy: 6)..<slash].trimmingCharacters(in: .whitespaces)
-    let totalText = text[text.index(after: slash)...].trimmingCharacters(in: .whitespaces)
-    var total: Int64?
-    if totalText != "*" {
-      guard let value = Int64(totalText), value >= 0 else {
-        throw APIError(400, .invalid, "Content-Range '\(header)' has a bad total.")
-      }
-      total = value
-    }
-    if range == "*" { return (nil, nil, total) }
-    let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
-    guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first
-    else {
-      throw APIError(400, .invalid, "Content-Range '\(header)' has a bad byte range.")
-    }
-    return (first, last, total)
   }
 
   /// Commits a session's bytes as the object: the start's preconditions are checked again,
@@ -335,16 +322,16 @@ extension StorageAPI {
       throw APIError(400, .required, "Object name is required: give it in the path or as ?name=….")
     }
     try Self.validate(name)
-    _ = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: patchOptions(context)) }
+    try storage { () throws(StorageError) in
+      try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
+    }
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
     try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
     let lengthText = headers["x-goog-upload-header-content-length"] ?? headers["x-goog-upload-content-length"]
     var expected: Int64?
     if let lengthText, !lengthText.isEmpty {
-      guard let value = Int64(lengthText), value >= 0 else {
-        throw APIError(400, .invalid, "X-Goog-Upload-Content-Length '\(lengthText)' is not a byte count.")
-      }
-      expected = value
+      expected = try RequestOptions.byteCount(
+        lengthText, header: "X-Goog-Upload-Content-Length", limit: limits.maxUploadBytes)
     }
     var type = try Self.contentTypeHeader(headers, "x-goog-upload-header-content-type")
     if type == nil { type = try Self.contentTypeHeader(headers, "x-goog-upload-content-type") }
@@ -400,9 +387,19 @@ extension StorageAPI {
       return status(400, session.state, session.received, APIError(400, .invalid, "The upload was cancelled."))
     }
     if commands.contains("upload") {
-      guard let offsetText = context.request.headers["x-goog-upload-offset"], let offset = Int64(offsetText) else {
+      guard let offsetText = context.request.headers["x-goog-upload-offset"] else {
         return status(
           400, .active, session.received, APIError(400, .required, "X-Goog-Upload-Offset is required with 'upload'."))
+      }
+      let offset: Int64
+      do throws(APIError) {
+        offset = try RequestOptions.byteCount(offsetText, header: "X-Goog-Upload-Offset", limit: limits.maxUploadBytes)
+        let (end, overflow) = offset.addingReportingOverflow(Int64(context.request.bodyCount))
+        guard !overflow && end <= Int64(limits.maxUploadBytes) else {
+          throw APIError(413, .uploadTooLarge, "The upload would grow past the \(limits.maxUploadBytes)-byte limit.")
+        }
+      } catch {
+        return status(error.status, .active, session.received, error)
       }
       guard offset == session.received else {
         // Never appended blindly: the client queries and resumes from the true count.

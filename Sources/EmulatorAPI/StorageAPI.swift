@@ -38,16 +38,7 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
-    let method = head.method
-    guard method == "POST" || method == "PUT" else { return limits.maxMetadataBytes }
-    let path = head.rawPath
-    if path.utf8.starts(with: "/upload/".utf8) || path.utf8.starts(with: "/v0/".utf8)
-      || path.utf8.starts(with: "/resumable/".utf8)
-      || head.rawQuery.utf8Range(of: "uploadType=") != nil
-    {
-      return limits.maxUploadBytes
-    }
-    return limits.maxMetadataBytes
+    BodyLimits.limit(for: head, limits)
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
@@ -295,7 +286,7 @@ public final class StorageAPI: HTTPHandler {
     let conditions: Preconditions
     do throws(APIError) {
       try Self.validate(name)
-      let body = try RequestOptions.jsonObject(context.request.body)
+      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       let options = MetadataPatch.Options(
         replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)

@@ -1,6 +1,7 @@
 import Dispatch
 import EmulatorStorage
 import Foundation
+import Logging
 
 #if canImport(Glibc)
   import Glibc
@@ -14,6 +15,7 @@ public enum CommandLineTool {
 
   static let usage = """
     Usage: storage-emulator [serve] [options]
+           storage-emulator health [--host HOST] [--port PORT]   (exit 0 when GET /internal/health is 200)
 
     A local emulator of Cloud Storage: the Firebase Storage /v0 API and the GCS JSON API.
 
@@ -30,6 +32,15 @@ public enum CommandLineTool {
       --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
                            default, on a loopback address, only localhost and IP addresses
                            (also STORAGE_EMULATOR_ALLOWED_HOSTS)
+      --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
+                           beside a file holds its metadata (idempotent)
+      --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
+                           storage_export/) at start-up
+      --export-on-exit DIR write a Firebase emulator export to DIR on a clean stop
+      --webhook URL        POST a CloudEvent for every change to URL (http only; repeatable)
+      --log-level LEVEL    trace, debug, info (one line per request), notice (default),
+                           warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
+      --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
       --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
                            the file changes); without rules everything is allowed
       --firebase-json FILE take the rules from this firebase.json's "storage" section
@@ -38,7 +49,7 @@ public enum CommandLineTool {
       --max-upload-sessions N
                            open resumable sessions at most (default 1000; 429 past it)
       --config FILE        read settings from FILE (see config/storage-emulator.toml);
-                           flags given on the command line override it
+                           the environment overrides it, flags override both
       --version            print the version
       -h, --help           print this help
     """
@@ -59,8 +70,15 @@ public enum CommandLineTool {
       }
       try configuration.apply(configFile: text, name: path)
     }
+    if let level = environment["STORAGE_EMULATOR_LOG_LEVEL"], !level.isEmpty {
+      configuration.logLevel = try Logger.Level.parse(level)
+    }
+    if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
+      configuration.logFormat = try LogFormat.parse(format)
+    }
     try configuration.apply(environment: environment)
     var flagBuckets: [String] = []
+    var flagWebhooks: [String] = []
     var flagHosts: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
@@ -89,6 +107,17 @@ public enum CommandLineTool {
       case "--bucket": flagBuckets.append(try value())
       case "--cors-origin": try configuration.addOrigins([try value()])
       case "--allowed-host": flagHosts.append(try value())
+      case "--seed": configuration.seedDirectory = try value()
+      case "--import": configuration.importDirectory = try value()
+      case "--export-on-exit": configuration.exportOnExit = try value()
+      case "--webhook":
+        let url = try value()
+        guard WebhookDispatcher.Endpoint(url) != nil else {
+          throw ConfigurationError("--webhook needs an http://host[:port][/path] URL, got '\(url)'")
+        }
+        flagWebhooks.append(url)
+      case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
+      case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
       case "--rules": configuration.rulesFile = try value()
       case "--firebase-json": configuration.firebaseJSON = try value()
       case "--upload-session-ttl":
@@ -99,6 +128,7 @@ public enum CommandLineTool {
     }
     configuration.buckets += flagBuckets
     try configuration.addAllowedHosts(flagHosts)
+    if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
   }
 
@@ -109,6 +139,8 @@ public enum CommandLineTool {
 
   /// Runs the command; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    if arguments.first == "health" { exit(HealthCheck.run(Array(arguments.dropFirst()))) }
+    ShutdownSignals.block()
     let configuration: EmulatorConfiguration
     do {
       guard let parsed = try parse(arguments) else {
@@ -120,56 +152,57 @@ public enum CommandLineTool {
       FileHandle.standardError.write(Data("storage-emulator: \(error.message)\n".utf8))
       exit(2)
     }
-    let log: @Sendable (String) -> Void = { line in
-      FileHandle.standardError.write(Data("storage-emulator: \(line)\n".utf8))
+    let sink = LogSink.standardError()
+    let logger = Logger(label: "storage-emulator") { _ in
+      EmulatorLogHandler(level: configuration.logLevel, format: configuration.logFormat, sink: sink)
     }
+    let log: @Sendable (String) -> Void = { line in logger.notice("\(line)") }
     let emulator: Emulator
     let port: Int
     let rules: String
     do {
-      emulator = try makeEmulator(configuration, log: log)
+      emulator = try makeEmulator(configuration, log: log, logger: logger)
     } catch {
-      log("cannot start: \(error)")
+      logger.critical("cannot start: \(error)")
+      sink.flush()
       exit(1)
     }
     do {
       rules = try emulator.loadRules(log: log)
     } catch {
-      log("cannot start: \(error.message)")
+      logger.critical("cannot start: \(error.message)")
+      sink.flush()
       exit(2)
     }
     do {
       port = try emulator.start()
     } catch {
-      log("cannot start: \(error)")
+      logger.critical("cannot start: \(error)")
+      sink.flush()
       exit(1)
     }
+    sink.flush()
     let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
     let storage = configuration.inMemory ? "in memory" : "data in \(configuration.dataDirectory)"
-    // Signal handlers first: a SIGTERM sent as soon as the ready line is read must not fall in the
-    // moment between SIG_IGN and the Dispatch source's activation (it was lost there, and the
-    // process never stopped).
-    let sources = installSignalHandlers(emulator)
     say("storage-emulator \(version) ready on http://\(host):\(port) (\(storage); \(rules))")
-    withExtendedLifetime(sources) { dispatchMain() }
+    say(clientEnvironment(host: host == "0.0.0.0" ? "127.0.0.1" : host, port: port))
+    if configuration.logLevel > .info { say("  request log: off (--log-level info writes one line per request)") }
+    _ = ShutdownSignals.wait()
+    // SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
+    emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
+    sink.flush()
+    say("storage-emulator stopped")
+    exit(0)
   }
 
-  /// SIGINT/SIGTERM: stop accepting, let in-flight requests finish (`shutdown_grace_seconds`), exit 0.
-  private static func installSignalHandlers(_ emulator: Emulator) -> [any DispatchSourceSignal] {
-    let queue = DispatchQueue(label: "storage-emulator.signals")
-    var sources: [any DispatchSourceSignal] = []
-    for signalNumber in [SIGINT, SIGTERM] {
-      signal(signalNumber, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-      source.setEventHandler {
-        emulator.stop(gracePeriod: emulator.configuration.shutdownGraceSeconds, log: { say($0) })
-        say("storage-emulator stopped")
-        exit(0)
-      }
-      source.activate()
-      sources.append(source)
-    }
-    return sources
+  /// What each client family needs to find the emulator, printed after the ready line.
+  static func clientEnvironment(host: String, port: Int) -> String {
+    """
+      export STORAGE_EMULATOR_HOST=http://\(host):\(port)    # google-cloud-storage, gcsfs, gcloud-aio, Go, Java, C++
+      export FIREBASE_STORAGE_EMULATOR_HOST=\(host):\(port)  # firebase-admin
+      Firebase app SDKs: connectStorageEmulator(storage, "\(host)", \(port)) / useEmulator(host, port)
+      web UI: http://\(host):\(port)/ui/   health: http://\(host):\(port)/internal/health
+    """
   }
 
   /// One unbuffered line on standard output (scripts wait for the ready line).

@@ -3,6 +3,7 @@ import EmulatorHTTP
 import EmulatorRules
 import EmulatorStorage
 import Foundation
+import Logging
 
 /// A wired emulator: store, API and HTTP server. Made by `makeEmulator`, used by `main` and by
 /// the tests alike.
@@ -11,14 +12,26 @@ public final class Emulator: Sendable {
   public let store: ObjectStore
   public let api: StorageAPI
   public let server: HTTPServer
+  /// Reset, info, export, import and seeding.
+  public let maintenance: Maintenance
+  /// Recent changes for the web UI's live updates.
+  let feed: ChangeFeed
+  /// One per `--webhook` URL.
+  let webhooks: [WebhookDispatcher]
   /// Reloads the configured rules files when they change (set by `loadRules`).
   private let watcher = Locked<RulesWatcher?>(nil)
 
-  init(configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer) {
+  init(
+    configuration: EmulatorConfiguration, store: ObjectStore, api: StorageAPI, server: HTTPServer,
+    maintenance: Maintenance, feed: ChangeFeed, webhooks: [WebhookDispatcher]
+  ) {
+    self.feed = feed
+    self.webhooks = webhooks
     self.configuration = configuration
     self.store = store
     self.api = api
     self.server = server
+    self.maintenance = maintenance
   }
 
   /// Loads the configured security rules and watches their files; returns what the ready line
@@ -48,15 +61,27 @@ public final class Emulator: Sendable {
     let host = configuration.server.host
     let shownHost = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
     api.setFallbackHost("\(shownHost):\(port)")
+    for webhook in webhooks { webhook.setBaseURL("http://\(shownHost):\(port)") }
     return port
   }
 
-  /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), then closes
-  /// the store, which saves the index snapshot that makes the next start-up fast.
+  /// Stops accepting, lets in-flight requests finish (up to `gracePeriod` seconds), writes the
+  /// `exportOnExit` export if configured, then closes the store, which saves the index snapshot that makes the next start-up fast.
   public func stop(gracePeriod: Double = 5, log: @Sendable (String) -> Void = { _ in }) {
     watcher.withLock { $0?.stop() }
+    feed.close()  // answers the web UI's long polls, so they do not hold up the shutdown
     server.shutdown(gracePeriod: gracePeriod)
     api.sessions.stopSweeping()
+    // Events of the last requests still go out (for at most a second).
+    for webhook in webhooks { webhook.stop(timeout: 1) }
+    if let directory = configuration.exportOnExit {
+      do {
+        let summary = try maintenance.export(to: directory)
+        log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(directory)")
+      } catch {
+        log("export: FAILED to write \(directory): \(error)")
+      }
+    }
     do {
       if try !store.close(timeout: max(gracePeriod, 1)) {
         log("index: writes were still running; the next start-up replays the journal")
@@ -68,9 +93,11 @@ public final class Emulator: Sendable {
 }
 
 /// Builds the emulator a configuration describes: opens (and recovers) the data folder or the
-/// in-memory store, creates the configured buckets, and wires the API into an HTTP server.
+/// in-memory store, creates the configured buckets, and wires the API into an HTTP server. With
+/// a `logger` whose level lets `info` through, every request is logged on one line.
 public func makeEmulator(
-  _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }
+  _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
+  logger: Logger? = nil
 ) throws(StorageError) -> Emulator {
   let backend: any StorageBackend
   let scratch: URL
@@ -101,13 +128,36 @@ public func makeEmulator(
       continue
     }
   }
+  if let directory = configuration.importDirectory {
+    let started = DispatchTime.now().uptimeNanoseconds
+    let summary = try FirebaseImport(store: store, spoolDirectory: spool.path, log: log).load(from: directory)
+    log(
+      "import: \(summary.objects) objects (\(SeedLoader.describe(bytes: summary.bytes))), \(summary.buckets) buckets, "
+        + "\(summary.skipped) skipped, from \(directory) in "
+        + String(format: "%.2f s", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+  }
+  if let seed = configuration.seedDirectory {
+    _ = try SeedLoader(store: store, spoolDirectory: spool.path, log: log).load(from: seed)
+  }
   let api = StorageAPI(
     store: store, sessions: sessions, limits: configuration.api, rules: RulesRegistry(log: log))
   var serverConfiguration = configuration.server
   serverConfiguration.spoolDirectory = spool.path
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
-  // The browser policies (Host check, origin check, CORS) wrap the API at the HTTP edge.
-  let server = HTTPServer(
-    configuration: serverConfiguration, handler: CrossOriginHandler(api, configuration: configuration.crossOrigin))
-  return Emulator(configuration: configuration, store: store, api: api, server: server)
+  let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
+  let feed = ChangeFeed(subscribe: { [store] feed in store.changes.add { [weak feed] in feed?.record($0) } })
+  let webhooks = configuration.webhooks.compactMap { url in
+    WebhookDispatcher.Endpoint(url).map { WebhookDispatcher(endpoint: $0, log: log) }
+  }
+  for webhook in webhooks { store.changes.add { webhook.enqueue($0) } }
+  let webUI = WebUI(store: store, api: api, feed: feed)
+  var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes() + webUI.routes())
+  if let logger, logger.logLevel <= .info { handler = RequestLog(handler, logger: logger) }
+  // The browser policies (Host check, origin check, CORS) wrap everything at the HTTP edge, so
+  // the web UI and the /internal routes are covered too.
+  handler = CrossOriginHandler(handler, configuration: configuration.crossOrigin)
+  let server = HTTPServer(configuration: serverConfiguration, handler: handler)
+  return Emulator(
+    configuration: configuration, store: store, api: api, server: server, maintenance: maintenance, feed: feed,
+    webhooks: webhooks)
 }

@@ -2,6 +2,7 @@ import EmulatorAPI
 import EmulatorHTTP
 import EmulatorStorage
 import Foundation
+import Logging
 
 /// Everything that can be configured, from the config file (see `config/storage-emulator.toml`)
 /// and the command line; flags override the file.
@@ -25,6 +26,18 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var origins = OriginPolicy()
   /// `Host` names answered besides loopback names and IP literals (`allowed_hosts`, `--allowed-host`).
   public var allowedHosts: [String] = []
+  /// Lowest level logged. `info` adds one line per request (off by default: it costs the GET
+  /// path about 20%, see README).
+  public var logLevel: Logger.Level = .notice
+  public var logFormat: LogFormat = .text
+  /// A folder tree loaded as objects at start-up (`--seed`; see `SeedLoader`).
+  public var seedDirectory: String?
+  /// A Firebase emulator export loaded at start-up (`--import`; see `FirebaseImport`).
+  public var importDirectory: String?
+  /// Where a Firebase emulator export is written when the emulator stops cleanly.
+  public var exportOnExit: String?
+  /// URLs that receive a CloudEvent for every change (`--webhook`; see `WebhookDispatcher`).
+  public var webhooks: [String] = []
   /// Security rules for the Firebase surface (`--rules`); none: everything allowed.
   public var rulesFile: String?
   /// A `firebase.json` whose `storage` section names the rules (`--firebase-json`).
@@ -97,6 +110,16 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
     case "cors_origins": try addOrigins(try value.strings(key))
     case "allowed_hosts": try addAllowedHosts(try value.strings(key))
+    case "seed": seedDirectory = try value.string(key)
+    case "import": importDirectory = try value.string(key)
+    case "export_on_exit": exportOnExit = try value.string(key)
+    case "webhooks":
+      webhooks = try value.strings(key)
+      for url in webhooks where WebhookDispatcher.Endpoint(url) == nil {
+        throw ConfigurationError("'webhooks': '\(url)' is not an http://host[:port][/path] URL")
+      }
+    case "log_level": logLevel = try Logger.Level.parse(try value.string(key))
+    case "log_format": logFormat = try LogFormat.parse(try value.string(key))
     default: throw ConfigurationError("unknown key '\(key)'")
     }
   }

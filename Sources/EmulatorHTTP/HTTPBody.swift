@@ -52,6 +52,8 @@ public final class FileRegion: Sendable {
 /// A response body produced piece by piece (sent with chunked transfer coding). `next` is called
 /// on the connection's queue, only when the previous piece has been written: back-pressure.
 public protocol HTTPBodyStream: AnyObject, Sendable {
-  /// The next piece, or nil at the end. Throwing ends the response abruptly (the connection closes).
+  /// The next piece, or nil at the end. An empty piece means "nothing yet": the connection lets
+  /// its loop's other work run, then asks again (a stream bounds its work per call this way).
+  /// Throwing ends the response abruptly (the connection closes).
   func next() throws -> [UInt8]?
 }

@@ -299,7 +299,12 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
           return
         }
         if let piece {
-          if piece.isEmpty { continue }
+          if piece.isEmpty {
+            // The stream did a bounded slice of work without output: let the loop's other
+            // connections run before asking again.
+            loop.execute { [self] in if !closing && pendingStream != nil { flush() } }
+            return
+          }
           outbound = Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
         } else {
           pendingStream = nil

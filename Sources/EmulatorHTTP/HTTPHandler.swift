@@ -8,6 +8,10 @@ public protocol HTTPHandler: Sendable {
   /// Answers a complete request synchronously, wherever it is called.
   func handle(_ request: HTTPRequest) -> HTTPResponse
 
+  /// The response sent, with `Connection: close`, for a request that could not be parsed or was
+  /// refused from its head (413, 431…). A requirement, so a handler's own version is the one called.
+  func errorResponse(for error: HTTPParseError) -> HTTPResponse
+
   /// Called on the connection's own thread: answers at once (from memory, without blocking: no
   /// thread hand-off at all), or starts work that answers later, or returns the work that may
   /// block, which the server runs on one of its blocking lanes. The default defers the whole
@@ -27,9 +31,6 @@ public protocol HTTPHandler: Sendable {
   /// `OriginPolicy` (the first entry that covers the origin and method applies; none: no CORS
   /// headers). nil: the server-wide policy applies. Asked only for requests with an `Origin`.
   func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]?
-
-  /// The response, sent with `Connection: close`, for a request that could not be read.
-  func errorResponse(for error: HTTPParseError) -> HTTPResponse
 
   /// The response for a request that could not be read, when its head is known (a body over the
   /// limit, a malformed body): `errorResponse(for:)` unless a handler adds to it.

@@ -407,11 +407,12 @@ public struct HTTPRequestDecoder: Sendable {
       var value: Int?
       for field in contentLengths {
         for part in field.split(separator: ",", omittingEmptySubsequences: false) {
-          let digits = part.trimmingASCIIWhitespace()
-          guard !digits.isEmpty, digits.count <= 18, digits.utf8.allSatisfy(Self.isDigit),
-            let parsed = Int(digits)
-          else {
-            throw HTTPParseError(400, "Content-Length is not a valid number.")
+          let parsed: Int
+          switch DecimalInteger.parse(part.trimmingASCIIWhitespace()) {
+          case .success(let value): parsed = Int(value)
+          case .failure(.outOfRange):
+            throw HTTPParseError(400, "Content-Length is out of range (more digits than any byte count).")
+          case .failure(.malformed): throw HTTPParseError(400, "Content-Length is not a valid number.")
           }
           if let earlier = value, earlier != parsed {
             throw HTTPParseError(400, "Differing Content-Length values.")

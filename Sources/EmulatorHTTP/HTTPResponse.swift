@@ -58,6 +58,7 @@ public enum HTTPStatus {
     case 201: "Created"
     case 204: "No Content"
     case 206: "Partial Content"
+    case 302: "Found"
     case 304: "Not Modified"
     case 308: "Permanent Redirect"
     case 400: "Bad Request"

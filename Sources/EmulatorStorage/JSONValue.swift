@@ -33,7 +33,10 @@ public enum JSONValue: Sendable, Equatable {
     return nil
   }
 
-  /// Parses a complete JSON text (RFC 8259). Nesting is limited to 64 levels.
+  /// Arrays and objects nest at most this deep; deeper is a parse error (a 400).
+  public static let maxNesting = 64
+
+  /// Parses a complete JSON text (RFC 8259). Nesting is limited to `maxNesting` levels.
   public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
     var parser = JSONParser(bytes: bytes)
     return try parser.parseDocument()
@@ -93,7 +96,7 @@ private struct JSONParser {
 
   mutating func enter() throws(JSONParseError) {
     depth += 1
-    if depth > 64 { throw fail("JSON nested too deeply") }
+    if depth > JSONValue.maxNesting { throw fail("JSON nested too deeply") }
   }
 
   mutating func parseObject() throws(JSONParseError) -> JSONValue {

@@ -55,10 +55,12 @@ public final class ObjectStore: Sendable {
   }
 
   public let options: Options
+  /// Observers of every change (see `ChangeHook`).
+  public let changes = ChangeHook()
   let backend: any StorageBackend
   let index = Locked<[String: BucketIndex]>([:])
   private let stripes: [WriteStripe] = (0..<256).map { _ in WriteStripe() }
-  private let lastGeneration = Atomic<Int64>(0)
+  let lastGeneration = Atomic<Int64>(0)
   /// Tests: told the size of each chunk a listing copied out of the index, after the index
   /// lock is released again.
   let listChunkObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
@@ -246,7 +248,7 @@ public final class ObjectStore: Sendable {
     try result.get()
   }
 
-  private func ensureBucket(_ name: String) throws(StorageError) {
+  func ensureBucket(_ name: String) throws(StorageError) {
     if index.withLock({ $0[name] != nil }) { return }
     if options.strictBuckets { throw StorageError.bucketNotFound(bucket: name) }
     do {
@@ -432,6 +434,7 @@ public final class ObjectStore: Sendable {
       if upload.createDownloadToken && object.downloadTokens.isEmpty {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
+      try object.checkCustomMetadataSize()
       let archived = try archiveIfVersioned(previous)
       do {
         try backend.commit(object, data: staged, previous: previous)
@@ -440,6 +443,7 @@ public final class ObjectStore: Sendable {
         throw error
       }
       try publish(object, archived: archived)
+      changes.emit(.finalized, object)
       return object
     } catch {
       backend.discard(staged)
@@ -623,6 +627,7 @@ public final class ObjectStore: Sendable {
       if needed(current) {
         var object = current
         change(&object)
+        try object.checkCustomMetadataSize()
         object.metageneration += 1
         object.updated = max(Timestamp.nowMilliseconds(), current.updated)
         ticket = WriteStripe.Ticket(object: object, completion: completion)
@@ -674,6 +679,12 @@ public final class ObjectStore: Sendable {
       if failure == nil {
         do {
           try publish(object)
+          // One change per new metageneration, in order, under the object's lock.
+          var last = previous.metageneration
+          for ticket in batch where ticket.object.metageneration > last {
+            last = ticket.object.metageneration
+            changes.emit(.metadataUpdated, ticket.object)
+          }
         } catch {
           failure = error
         }
@@ -733,9 +744,10 @@ public final class ObjectStore: Sendable {
       buckets[bucket]?.remove(name)
       if let archived { buckets[bucket]?.noncurrent[ObjectKey(name), default: []].append(archived) }
     }
+    changes.emit(.deleted, current)
   }
 
-  private func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
+  func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
       guard buckets[object.bucket] != nil else { return false }
       buckets[object.bucket]!.put(object)
@@ -751,7 +763,7 @@ public final class ObjectStore: Sendable {
   }
 
   /// Microseconds since the epoch, strictly increasing across the store.
-  private func nextGeneration() -> Int64 {
+  func nextGeneration() -> Int64 {
     while true {
       let last = lastGeneration.load(ordering: .relaxed)
       let candidate = max(Timestamp.nowMicroseconds(), last + 1)
@@ -761,11 +773,11 @@ public final class ObjectStore: Sendable {
     }
   }
 
-  private func stripe(_ bucket: String, _ name: String) -> WriteStripe {
+  func stripe(_ bucket: String, _ name: String) -> WriteStripe {
     stripe(WriteStripe.Key(bucket: bucket, name: ObjectKey(name)))
   }
 
-  private func stripe(_ key: WriteStripe.Key) -> WriteStripe {
+  func stripe(_ key: WriteStripe.Key) -> WriteStripe {
     stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
   }
 }

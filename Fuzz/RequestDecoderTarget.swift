@@ -1,5 +1,4 @@
-// libFuzzer entry point for the HTTP request decoder (built by scripts/fuzz together with the
-// EmulatorHTTP sources, with -sanitize=fuzzer,address).
+// Fuzz target `request-decoder`: the HTTP request decoder (see Fuzz/Main.swift).
 //
 // Oracle: the decoder (with the header-parameter parser on every header it decodes, and the
 // browser policies' parsing of Host, Origin and Access-Control-Request-Headers) must never
@@ -61,14 +60,12 @@ private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outc
   return outcome
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzRequestDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-  let bytes = UnsafeBufferPointer(start: data, count: size)
+func fuzzRequestDecoder(_ bytes: UnsafeBufferPointer<UInt8>) {
+  let size = bytes.count
   let whole = decode(bytes, pieceSize: max(size, 1))
   let pieceSize = size == 0 ? 1 : Int(bytes[0] % 7) + 1
   let pieces = decode(bytes, pieceSize: pieceSize)
   if whole != pieces {
     fatalError("whole and piecewise decoding differ: \(whole) vs \(pieces)")
   }
-  return 0
 }

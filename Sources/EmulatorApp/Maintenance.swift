@@ -1,0 +1,144 @@
+import EmulatorAPI
+import EmulatorHTTP
+import EmulatorStorage
+import Foundation
+
+/// The emulator's own operations beside the storage API: reset, health, info, export, import and
+/// seeding. Built before the HTTP server (its routes are part of the server's handler).
+public final class Maintenance: Sendable {
+  public let store: ObjectStore
+  public let sessions: UploadSessions
+  public let configuration: EmulatorConfiguration
+  /// Monotonic start time, for the uptime.
+  let startedAt = DispatchTime.now()
+  let startedAtWallClock = Timestamp.nowMilliseconds()
+  let log: @Sendable (String) -> Void
+  private let exportLock = NSLock()
+
+  init(
+    store: ObjectStore, sessions: UploadSessions, configuration: EmulatorConfiguration,
+    log: @escaping @Sendable (String) -> Void
+  ) {
+    self.store = store
+    self.sessions = sessions
+    self.configuration = configuration
+    self.log = log
+  }
+
+  public var uptimeSeconds: Double {
+    Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9
+  }
+
+  /// The data folder as an absolute path, or nil in memory.
+  public var dataDirectory: String? {
+    configuration.inMemory ? nil : URL(fileURLWithPath: configuration.dataDirectory).standardizedFileURL.path
+  }
+
+  /// What `POST /internal/reset` removed.
+  public struct ResetSummary: Sendable, Equatable {
+    public var objects: Int
+    public var buckets: Int
+    public var uploadSessions: Int
+  }
+
+  /// Empties the emulator as the Firebase emulator's reset does: every object, bucket and
+  /// upload session goes. The buckets named in the configuration (`--bucket`) are created again,
+  /// so the emulator is as a fresh start on an empty data folder would make it.
+  public func reset() throws(StorageError) -> ResetSummary {
+    let uploads = sessions.removeAll()
+    let removed = try store.removeAll()
+    for bucket in configuration.buckets {
+      do {
+        _ = try store.createBucket(bucket)
+      } catch .bucketExists {
+        continue
+      }
+    }
+    return ResetSummary(objects: removed.objects, buckets: removed.buckets, uploadSessions: uploads)
+  }
+
+  /// Writes a Firebase emulator export of everything to `directory` (see `FirebaseExport`).
+  /// Exports are serialised.
+  public func export(to directory: String) throws(StorageError) -> (objects: Int, buckets: Int, bytes: Int64) {
+    exportLock.lock()
+    defer { exportLock.unlock() }
+    let summary = try FirebaseExport.export(store, to: directory)
+    return (summary.objects, summary.buckets, summary.bytes)
+  }
+
+  /// `POST /internal/export {"path": DIR}`: DIR is resolved against the emulator's working folder.
+  func exportRoute(_ request: HTTPRequest) -> HTTPResponse {
+    let path: String
+    do {
+      guard case .string(let given)? = try JSONValue.parse(request.bodyBytes())["path"], !given.isEmpty else {
+        return APIError(400, .required, "Export request body must include 'path'.").response(firebase: false)
+      }
+      path = given
+    } catch {
+      return APIError(400, .invalid, "The export request body is not JSON: \(error)").response(firebase: false)
+    }
+    do throws(StorageError) {
+      let started = DispatchTime.now().uptimeNanoseconds
+      let summary = try export(to: path)
+      let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+      log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))")
+      var json = JSONWriter()
+      json.beginObject()
+      json.string("path", URL(fileURLWithPath: path).standardizedFileURL.path)
+      json.raw("objects", String(summary.objects))
+      json.raw("buckets", String(summary.buckets))
+      json.raw("bytes", String(summary.bytes))
+      json.endObject()
+      return HTTPResponse.json(json.bytes)
+    } catch {
+      return APIError(error).response(firebase: false)
+    }
+  }
+
+  // MARK: Routes
+
+  /// The `/internal/...` routes (and fake-gcs-server's health path, for harnesses that poll it).
+  func routes() -> [ExtraRoute] {
+    let health = ExtraRoute("GET", "/internal/health", .inline) { _ in
+      HTTPResponse.json(Array(#"{"status":"ok"}"#.utf8))
+    }
+    var fakeGCSHealth = health
+    fakeGCSHealth.path = "/_internal/healthcheck"
+    return [
+      health, fakeGCSHealth,
+      ExtraRoute("GET", "/internal/info", .inline) { [self] _ in HTTPResponse.json(infoJSON()) },
+      ExtraRoute("POST", "/internal/export") { [self] request in exportRoute(request) },
+      ExtraRoute("POST", "/internal/reset") { [self] _ in
+        do throws(StorageError) {
+          let summary = try reset()
+          log("reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload sessions")
+          var json = JSONWriter()
+          json.beginObject()
+          json.raw("objects", String(summary.objects))
+          json.raw("buckets", String(summary.buckets))
+          json.raw("uploadSessions", String(summary.uploadSessions))
+          json.endObject()
+          return HTTPResponse.json(json.bytes)
+        } catch {
+          return APIError(error).response(firebase: false)
+        }
+      },
+    ]
+  }
+
+  func infoJSON() -> [UInt8] {
+    var json = JSONWriter()
+    json.beginObject()
+    json.string("name", "storage-emulator")
+    json.string("version", CommandLineTool.version)
+    json.raw("uptimeSeconds", String(format: "%.3f", uptimeSeconds))
+    json.timestamp("startedAt", milliseconds: startedAtWallClock)
+    if let dataDirectory { json.string("dataDirectory", dataDirectory) } else { json.null("dataDirectory") }
+    json.bool("inMemory", configuration.inMemory)
+    json.raw("objectCount", String(store.objectCount))
+    json.raw("bucketCount", String(store.listBuckets().count))
+    json.raw("uploadSessionCount", String(sessions.count))
+    json.endObject()
+    return json.bytes
+  }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EmulatorHTTP
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A body stream that does a slice of work without output (an empty piece) lets its loop serve
+/// other connections before it is asked again: with one event loop, a request on a second
+/// connection is answered while the stream is still producing nothing (a gzip body of millions
+/// of empty members used to hold the loop until it was done).
+@Suite struct StreamYieldTests {
+  final class Flags: Sendable {
+    let otherAnswered = Atomic<Bool>(false)
+  }
+
+  /// Empty pieces until the other request has been answered (or 3 s have passed).
+  final class PatientStream: HTTPBodyStream {
+    let flags: Flags
+    let deadline = Date().addingTimeInterval(3)
+    let done = Atomic<Bool>(false)
+    init(_ flags: Flags) { self.flags = flags }
+
+    func next() throws -> [UInt8]? {
+      if done.load(ordering: .relaxed) { return nil }
+      if flags.otherAnswered.load(ordering: .relaxed) {
+        done.store(true, ordering: .relaxed)
+        return Array("served the other connection first".utf8)
+      }
+      if Date() > deadline {
+        done.store(true, ordering: .relaxed)
+        return Array("starved".utf8)
+      }
+      return []
+    }
+  }
+
+  struct Handler: HTTPHandler {
+    let flags: Flags
+    func handle(_ request: HTTPRequest) -> HTTPResponse { HTTPResponse(status: 500) }
+    func start(_ request: HTTPRequest) -> HTTPHandling {
+      if request.head.rawPath == "/stream" {
+        var response = HTTPResponse(status: 200)
+        response.bodyStream = PatientStream(flags)
+        return .respond(response)
+      }
+      flags.otherAnswered.store(true, ordering: .relaxed)
+      return .respond(HTTPResponse(status: 200, headers: [:], body: Array("other".utf8)))
+    }
+  }
+
+  private func connect(_ port: Int) -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    return fd
+  }
+
+  private func exchange(_ fd: Int32, _ request: String, until marker: String) -> String {
+    _ = request.withCString { send(fd, $0, strlen($0), 0) }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while !String(decoding: received, as: UTF8.self).contains(marker) {
+      let count = recv(fd, &buffer, buffer.count, 0)
+      guard count > 0 else { break }
+      received += buffer[0..<count]
+    }
+    return String(decoding: received, as: UTF8.self)
+  }
+
+  @Test func emptyStreamPiecesYieldTheLoopToOtherConnections() throws {
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    configuration.eventLoops = 1
+    let flags = Flags()
+    let server = HTTPServer(configuration: configuration, handler: Handler(flags: flags))
+    let port = try server.start()
+    defer { server.shutdown(gracePeriod: 1) }
+    let streaming = connect(port)
+    defer { close(streaming) }
+    _ = "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n".withCString { send(streaming, $0, strlen($0), 0) }
+    Thread.sleep(forTimeInterval: 0.1)
+    let other = connect(port)
+    defer { close(other) }
+    let started = Date()
+    let answer = exchange(other, "GET /other HTTP/1.1\r\nHost: x\r\n\r\n", until: "other")
+    #expect(answer.hasSuffix("other"))
+    #expect(Date().timeIntervalSince(started) < 2)
+    let streamed = exchange(streaming, "", until: "0\r\n\r\n")
+    #expect(streamed.contains("served the other connection first"))
+  }
+}
