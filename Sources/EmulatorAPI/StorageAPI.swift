@@ -60,8 +60,7 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-    let reason: APIError.Reason = error.status == 413 ? .uploadTooLarge : .badRequest
-    return APIError(error.status, reason, error.message).response(firebase: false)
+    APIError(error.status, Self.reason(forStatus: error.status), error.message).response(firebase: false)
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {

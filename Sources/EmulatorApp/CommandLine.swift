@@ -31,6 +31,11 @@ public enum CommandLineTool {
                            (default: 404 as on GCS; Firebase /v0 always creates it)
       --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
+      --cors-origin ORIGIN allow this web origin (scheme://host[:port], or *) besides the
+                           loopback ones (repeatable; also STORAGE_EMULATOR_CORS_ORIGINS)
+      --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
+                           default, on a loopback address, only localhost and IP addresses
+                           (also STORAGE_EMULATOR_ALLOWED_HOSTS)
       --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
                            beside a file holds its metadata (idempotent)
       --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
@@ -75,8 +80,10 @@ public enum CommandLineTool {
     if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
       configuration.logFormat = try LogFormat.parse(format)
     }
+    try configuration.apply(environment: environment)
     var flagBuckets: [String] = []
     var flagWebhooks: [String] = []
+    var flagHosts: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
       func value() throws(ConfigurationError) -> String {
@@ -104,6 +111,8 @@ public enum CommandLineTool {
       case "--lenient-buckets": configuration.api.lenientBuckets = true
       case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
+      case "--cors-origin": try configuration.addOrigins([try value()])
+      case "--allowed-host": flagHosts.append(try value())
       case "--seed": configuration.seedDirectory = try value()
       case "--import": configuration.importDirectory = try value()
       case "--export-on-exit": configuration.exportOnExit = try value()
@@ -124,6 +133,7 @@ public enum CommandLineTool {
       }
     }
     configuration.buckets += flagBuckets
+    try configuration.addAllowedHosts(flagHosts)
     if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
   }
