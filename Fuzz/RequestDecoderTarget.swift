@@ -1,6 +1,7 @@
 // Fuzz target `request-decoder`: the HTTP request decoder (see Fuzz/Main.swift).
 //
-// Oracle: the decoder (and the header-parameter parser, on every header it decodes) must never
+// Oracle: the decoder (with the header-parameter parser on every header it decodes, and the
+// browser policies' parsing of Host, Origin and Access-Control-Request-Headers) must never
 // crash or trap, and feeding the same bytes whole or in small
 // pieces must give the same requests (heads and bodies) and the same error status.
 
@@ -38,8 +39,16 @@ private func decode(_ bytes: UnsafeBufferPointer<UInt8>, pieceSize: Int) -> Outc
             _ = try? HeaderParameters(parsing: field.value).multipartBoundary()
           }
           let headers = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
+          // The browser policies read Host, Origin and Access-Control-Request-Headers as sent.
+          let policies = [
+            HostPolicy(restricted: true).allows(head.headers["host"]),
+            OriginPolicy().allows(head.headers["origin"] ?? ""),
+            OriginPolicy.canonical(head.headers["origin"] ?? "") != nil,
+          ]
+          let asked = CrossOriginHandler.tokens(head.headers.values("access-control-request-headers"))
           outcome.requests.append(
-            "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)")
+            "\(head.method) \(head.target) \(head.version) \(head.keepAlive) \(headers) \(spooled + request.body)"
+              + " \(policies) \(asked)")
           spooled = []
         }
       }

@@ -108,6 +108,21 @@ public final class FrontDoor: HTTPHandler {
   /// Refused heads get the API's GCS-shaped errors.
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse { api.errorResponse(for: error) }
 
+  public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
+    api.errorResponse(for: error, head: head)
+  }
+
+  /// For CORS preflights and `Allow`: an extra route's methods, or the storage API's.
+  public func allowedMethods(for head: HTTPRequestHead) -> [String]? {
+    if let candidates = routes[String(head.rawPath)] { return candidates.map(\.method) }
+    return api.allowedMethods(for: head)
+  }
+
+  /// A bucket's own CORS configuration applies to storage downloads only.
+  public func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? {
+    routes[String(head.rawPath)] == nil ? api.crossOriginRules(for: head) : nil
+  }
+
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     switch match(request.head) {
     case nil: return api.handle(request)

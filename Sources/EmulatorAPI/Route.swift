@@ -53,7 +53,8 @@ public struct Route: Sendable, Equatable {
 
   /// Matches the raw (still percent-encoded) path, so `%2F` inside an object name is never taken
   /// for a separator. The object name is everything after `/o/`, decoded once; a raw `/` and `%2F`
-  /// both mean `/`. Returns nil for a path no surface has.
+  /// both mean `/`; `.../o/` is the object with the empty name (a 404, never a listing: the C++
+  /// client reads a listing there as an object named ""). Returns nil for a path no surface has.
   public static func match(rawPath: Substring) throws(APIError) -> Route? {
     // Byte comparisons throughout: this runs on every request (no grapheme breaking, no Foundation).
     for (prefix, surface) in surfaces where rawPath.utf8.starts(with: prefix.utf8) {
@@ -80,7 +81,7 @@ public struct Route: Sendable, Equatable {
           return Route(surface: surface, resource: .managedFolders(bucket))
         }
       }
-      if tail.utf8.elementsEqual("/o".utf8) || tail.utf8.elementsEqual("/o/".utf8) {
+      if tail.utf8.elementsEqual("/o".utf8) || (surface == .upload && tail.utf8.elementsEqual("/o/".utf8)) {
         return Route(surface: surface, resource: .objects(bucket: bucket))
       }
       guard tail.utf8.starts(with: "/o/".utf8) else { return nil }

@@ -6,10 +6,22 @@ extension StorageAPI {
   /// GCS composes 1 to 32 source objects per request.
   static let maxComposeSources = 32
 
+  /// The body of a copy, rewrite or compose: a JSON object; empty and `null` (what rclone and the
+  /// Go client send for a plain server-side copy) mean no metadata changes.
+  static func actionBody(_ bytes: [UInt8]) throws(APIError) -> JSONValue {
+    let trimmed = bytes.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
+    if trimmed.starts(with: Array("null".utf8)),
+      trimmed.dropFirst(4).allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 })
+    {
+      return .object([])
+    }
+    return try RequestOptions.jsonObject(bytes)
+  }
+
   func objectAction(_ context: RequestContext, bucket: String, action: ObjectAction) throws(APIError) -> HTTPResponse {
     let query = context.query
     let conditions = try RequestOptions.preconditions(query, context.request.headers, read: false)
-    let body = try RequestOptions.jsonObject(context.request.bodyBytes())
+    let body = try Self.actionBody(context.request.bodyBytes())
     switch action {
     case .copyTo(let source, let destinationBucket, let destination),
       .rewriteTo(let source, let destinationBucket, let destination):
@@ -26,7 +38,8 @@ extension StorageAPI {
       let object = try storage { () throws(StorageError) in
         try store.copy(
           from: bucket, source, sourceConditions: sourceConditions, to: destinationBucket, destination,
-          upload: ObjectStore.Upload(patch: patch), conditions: conditions)
+          upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
+          conditions: conditions)
       }
       if case .copyTo = action { return context.object(object) }
       var json = JSONWriter(capacity: 1024)
@@ -64,7 +77,8 @@ extension StorageAPI {
       }
       let object = try storage { () throws(StorageError) in
         try store.compose(
-          bucket: bucket, name: destination, sources: sources, upload: ObjectStore.Upload(patch: patch),
+          bucket: bucket, name: destination, sources: sources,
+          upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
           conditions: conditions)
       }
       return context.object(object)

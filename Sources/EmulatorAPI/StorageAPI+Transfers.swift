@@ -21,6 +21,14 @@ extension StorageAPI {
     if context.route.surface.isFirebase, let token = context.query["token"], !object.downloadTokens.contains(token) {
       throw APIError(403, .forbidden, "Permission denied: the download token does not match this object.")
     }
+    return try media(object, data, requestHeaders: headers)
+  }
+
+  /// An object's bytes as GCS serves them (JSON media download and XML GET alike): its headers,
+  /// a `Range`, gzip transcoding.
+  func media(_ object: ObjectMetadata, _ data: ObjectData, requestHeaders headers: HTTPHeaders) throws(APIError)
+    -> HTTPResponse
+  {
     var response = HTTPHeaders()
     response.add("content-type", object.contentType ?? "application/octet-stream")
     response.add("etag", object.etag)

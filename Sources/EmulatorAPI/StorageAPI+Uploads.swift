@@ -101,7 +101,8 @@ extension StorageAPI {
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
-      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase)
+      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase,
+      createsBucket: createsBucket(context.route.surface))
     // Taken only now: a spooled file handed over earlier would be left behind by an error above.
     // From here on it is removed on every failure (by the rules check when it denies, by the store).
     let data = source()
@@ -159,7 +160,10 @@ extension StorageAPI {
       try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
     }
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    try storage { () throws(StorageError) in
+      try store.checkWrite(
+        bucket: bucket, name: name, conditions: conditions, createsBucket: createsBucket(context.route.surface))
+    }
     var expected: Int64?
     if let text = headers["x-upload-content-length"], !text.isEmpty {
       expected = try RequestOptions.byteCount(text, header: "X-Upload-Content-Length", limit: limits.maxUploadBytes)
@@ -252,7 +256,7 @@ extension StorageAPI {
       var headers: HTTPHeaders = [:]
       if current.received > 0 { headers.add("range", "bytes=0-\(current.received - 1)") }
       headers.add("x-guploader-uploadid", id)
-      return HTTPResponse(status: 308, headers: headers)
+      return Self.resumeIncomplete(request.headers, headers)
     }
     let hashes = try Self.expectedHashes(document: nil, header: request.headers["x-goog-hash"])
     return try completeSession(context, current, hashes: hashes)
@@ -285,7 +289,7 @@ extension StorageAPI {
     let fromDocument = try Self.expectedHashes(document: document, header: nil)
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
-      createDownloadToken: session.firebase)
+      createDownloadToken: session.firebase, createsBucket: session.firebase || limits.lenientBuckets)
     let object = try storage { () throws(StorageError) in
       try sessions.complete(session.id) { (path: String) throws(StorageError) -> ObjectMetadata in
         try store.insert(

@@ -1,6 +1,7 @@
 import EmulatorHTTP
 import EmulatorRules
 import EmulatorStorage
+import Foundation
 
 /// Limits the API applies on top of the HTTP layer's.
 public struct APILimits: Sendable, Equatable {
@@ -8,6 +9,11 @@ public struct APILimits: Sendable, Equatable {
   public var maxMetadataBytes = 1 << 20
   /// One uploaded object. Larger: 413.
   public var maxUploadBytes = 1 << 30
+  /// When set, a write on a GCS surface to a missing bucket creates it (the old lenient
+  /// behaviour); otherwise it is 404 as on GCS. Firebase `/v0` writes always create it.
+  public var lenientBuckets = false
+  /// The XML API's virtual host: `Host: <bucket>.<this>` addresses a bucket (see `XMLRoute`).
+  public var xmlVirtualHost = "localhost"
 
   public init() {}
 }
@@ -24,10 +30,14 @@ public final class StorageAPI: HTTPHandler {
   public let rules: RulesRegistry
   private let fallbackHost = Locked("127.0.0.1:9199")
   let renderCache = RenderCache()
+  /// Called with every XML API request before it is handled (where signed URLs are checked).
+  let xmlGate: XMLGate?
+  /// XML multipart uploads, beside the resumable sessions' folder (nil: it could not be made).
+  let multipart: MultipartUploads?
 
   public init(
     store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(),
-    rules: RulesRegistry = RulesRegistry(),
+    rules: RulesRegistry = RulesRegistry(), xmlGate: XMLGate? = nil,
     signing: SignedURLVerifier = SignedURLVerifier()
   ) {
     self.store = store
@@ -35,6 +45,9 @@ public final class StorageAPI: HTTPHandler {
     self.limits = limits
     self.signing = signing
     self.rules = rules
+    self.xmlGate = xmlGate
+    self.multipart = try? MultipartUploads(
+      directory: URL(fileURLWithPath: sessions.directory + "-xml-multipart"), maxBytes: Int64(limits.maxUploadBytes))
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).
@@ -44,17 +57,25 @@ public final class StorageAPI: HTTPHandler {
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
     if head.method == "POST", Self.postPolicyBucket(head) != nil { return limits.maxUploadBytes }
+    // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document.
+    if case .success? = xmlRoute(head) {
+      return head.method == "PUT" ? limits.maxUploadBytes : limits.maxMetadataBytes
+    }
     return BodyLimits.limit(for: head, limits)
   }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-    let reason: APIError.Reason = error.status == 413 ? .uploadTooLarge : .badRequest
-    return APIError(error.status, reason, error.message).response(firebase: false)
+    APIError(error.status, Self.reason(forStatus: error.status), error.message).response(firebase: false)
   }
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     if let response = setRulesResponse(request) { return response }
     if let bucket = Self.postPolicyBucket(request.head) { return postPolicyUpload(request, bucket: bucket) }
+    switch xmlRoute(request.head) {
+    case .success(let route)?: return xml(request, route)
+    case .failure(let error)?: return error.response
+    case nil: break
+    }
     switch prepare(request) {
     case .success(let context): return run(context)
     case .failure(let failure): return failure.response
@@ -71,6 +92,11 @@ public final class StorageAPI: HTTPHandler {
     if let bucket = Self.postPolicyBucket(request.head) {
       return .blocking { [self] in postPolicyUpload(request, bucket: bucket) }
     }
+    switch xmlRoute(request.head) {
+    case .success(let route)?: return .blocking { [self] in xml(request, route) }
+    case .failure(let error)?: return .respond(error.response)
+    case nil: break
+    }
     switch prepare(request) {
     case .failure(let failure):
       return .respond(failure.response)
@@ -81,7 +107,9 @@ public final class StorageAPI: HTTPHandler {
         && (surface == .json || surface == .bare)
         && context.query["upload_id"] == nil && context.query["alt"] != "media"
       if readsMemoryOnly { return .respond(run(context)) }
-      if case .object(let bucket, let name) = context.route.resource, let replace = Self.updateKind(context) {
+      if case .object(let bucket, let name) = context.route.resource, !name.isEmpty,
+        let replace = Self.updateKind(context)
+      {
         return .deferred { [self] in update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
       }
       return .blocking { [self] in run(context) }
@@ -202,6 +230,8 @@ public final class StorageAPI: HTTPHandler {
       default:
         throw Self.notAllowed(method, "GET, HEAD")
       }
+    case .object(let bucket, let name) where name.isEmpty:
+      throw APIError(404, .notFound, "No such object: \(bucket)/ (an object name cannot be empty).")
     case .object(let bucket, let name):
       switch (context.route.surface, method) {
       case (.upload, _):
@@ -237,6 +267,10 @@ public final class StorageAPI: HTTPHandler {
       }
     }
   }
+
+  /// Whether a write on this surface creates a missing bucket (Firebase always does, as its
+  /// emulator creates the default bucket; GCS surfaces only with `lenientBuckets`).
+  func createsBucket(_ surface: Surface) -> Bool { surface.isFirebase || limits.lenientBuckets }
 
   static func notAllowed(_ method: String, _ allow: String) -> APIError {
     APIError(

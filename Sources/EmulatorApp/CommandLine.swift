@@ -25,11 +25,20 @@ public enum CommandLineTool {
       --data-dir DIR       data folder (default ./storage-emulator-data)
       --in-memory          keep everything in memory; nothing is written to disk
       --fsync              sync to disk before acknowledging writes
-      --strict-buckets     refuse uploads to buckets that were not created first
+      --strict-buckets     refuse uploads to buckets that were not created first, on
+                           every surface (Firebase /v0 included)
+      --lenient-buckets    a write on a GCS surface to a missing bucket creates it
+                           (default: 404 as on GCS; Firebase /v0 always creates it)
+      --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
       --signing-key FILE   verify signed URLs with this RSA key: PEM public key, PEM
                            certificate or service-account JSON (repeatable)
       --hmac-key ID:SECRET verify GOOG4-HMAC-SHA256 signed URLs with this HMAC key (repeatable)
+      --cors-origin ORIGIN allow this web origin (scheme://host[:port], or *) besides the
+                           loopback ones (repeatable; also STORAGE_EMULATOR_CORS_ORIGINS)
+      --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
+                           default, on a loopback address, only localhost and IP addresses
+                           (also STORAGE_EMULATOR_ALLOWED_HOSTS)
       --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
                            beside a file holds its metadata (idempotent)
       --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
@@ -74,8 +83,10 @@ public enum CommandLineTool {
     if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
       configuration.logFormat = try LogFormat.parse(format)
     }
+    try configuration.apply(environment: environment)
     var flagBuckets: [String] = []
     var flagWebhooks: [String] = []
+    var flagHosts: [String] = []
     while let argument = args.first {
       args = args.dropFirst()
       func value() throws(ConfigurationError) -> String {
@@ -100,9 +111,13 @@ public enum CommandLineTool {
       case "--in-memory": configuration.inMemory = true
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
+      case "--lenient-buckets": configuration.api.lenientBuckets = true
+      case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
       case "--signing-key": configuration.signingKeyFiles.append(try value())
       case "--hmac-key": configuration.hmacKeys.append(try value())
+      case "--cors-origin": try configuration.addOrigins([try value()])
+      case "--allowed-host": flagHosts.append(try value())
       case "--seed": configuration.seedDirectory = try value()
       case "--import": configuration.importDirectory = try value()
       case "--export-on-exit": configuration.exportOnExit = try value()
@@ -123,6 +138,7 @@ public enum CommandLineTool {
       }
     }
     configuration.buckets += flagBuckets
+    try configuration.addAllowedHosts(flagHosts)
     if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
     return configuration
   }

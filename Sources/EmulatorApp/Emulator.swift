@@ -156,6 +156,9 @@ public func makeEmulator(
   let webUI = WebUI(store: store, api: api, feed: feed)
   var handler: any HTTPHandler = FrontDoor(api: api, routes: maintenance.routes() + webUI.routes())
   if let logger, logger.logLevel <= .info { handler = RequestLog(handler, logger: logger) }
+  // The browser policies (Host check, origin check, CORS) wrap everything at the HTTP edge, so
+  // the web UI and the /internal routes are covered too.
+  handler = CrossOriginHandler(handler, configuration: configuration.crossOrigin)
   let server = HTTPServer(configuration: serverConfiguration, handler: handler)
   return Emulator(
     configuration: configuration, store: store, api: api, server: server, maintenance: maintenance, feed: feed,

@@ -27,6 +27,10 @@ public struct EmulatorConfiguration: Sendable, Equatable {
   public var uploadSessions = UploadSessions.Options()
   /// On SIGTERM/SIGINT, how long in-flight requests may take to finish.
   public var shutdownGraceSeconds: Double = 5
+  /// Web origins allowed besides the loopback ones (`cors_origins`, `--cors-origin`).
+  public var origins = OriginPolicy()
+  /// `Host` names answered besides loopback names and IP literals (`allowed_hosts`, `--allowed-host`).
+  public var allowedHosts: [String] = []
   /// Lowest level logged. `info` adds one line per request (off by default: it costs the GET
   /// path about 20%, see README).
   public var logLevel: Logger.Level = .notice
@@ -88,6 +92,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "in_memory": inMemory = try value.bool(key)
     case "fsync": fsync = try value.bool(key)
     case "strict_buckets": strictBuckets = try value.bool(key)
+    case "lenient_buckets": api.lenientBuckets = try value.bool(key)
+    case "xml_virtual_host": api.xmlVirtualHost = try value.string(key)
     case "buckets": buckets = try value.strings(key)
     case "signing_keys": signingKeyFiles = try value.strings(key)
     case "hmac_keys": hmacKeys = try value.strings(key)
@@ -111,6 +117,8 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "firebase_json": firebaseJSON = try value.string(key)
     case "blocking_lanes": server.blockingLanes = try value.integer(key, in: 1...256)
     case "event_loops": server.eventLoops = try value.integer(key, in: 1...64)
+    case "cors_origins": try addOrigins(try value.strings(key))
+    case "allowed_hosts": try addAllowedHosts(try value.strings(key))
     case "seed": seedDirectory = try value.string(key)
     case "import": importDirectory = try value.string(key)
     case "export_on_exit": exportOnExit = try value.string(key)

@@ -20,6 +20,16 @@ final class RequestLog: HTTPHandler {
 
   func errorResponse(for error: HTTPParseError) -> HTTPResponse { inner.errorResponse(for: error) }
 
+  func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
+    inner.errorResponse(for: error, head: head)
+  }
+
+  func screen(_ head: HTTPRequestHead) -> HTTPResponse? { inner.screen(head) }
+
+  func allowedMethods(for head: HTTPRequestHead) -> [String]? { inner.allowedMethods(for: head) }
+
+  func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { inner.crossOriginRules(for: head) }
+
   func handle(_ request: HTTPRequest) -> HTTPResponse {
     let started = DispatchTime.now().uptimeNanoseconds
     let response = inner.handle(request)

@@ -122,11 +122,18 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     defer { processing = false }
     while !inFlight && !closing && !closeAfterFlush {
       let event: HTTPDecoderEvent
+      let handler = server.handler
+      var refusal: HTTPResponse?
       do {
-        event = try decoder.next(bodyLimit: server.handler.bodyLimit(for:))
+        event = try decoder.next(bodyLimit: { head throws(HTTPParseError) in
+          if let refused = handler.screen(head) {
+            refusal = refused
+            throw HTTPParseError(refused.status, "refused")
+          }
+          return handler.bodyLimit(for: head)
+        })
       } catch {
-        let response = server.handler.errorResponse(for: error)
-        send(response.encoded(close: true), thenClose: true)
+        send((refusal ?? failure(error)).encoded(close: true), thenClose: true)
         return
       }
       switch event {
@@ -142,14 +149,14 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
       case .bodyPart(let part):
         guard spoolPart(part) else {
           let error = HTTPParseError(507, "The request body could not be written to disk.")
-          send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
+          send(failure(error).encoded(close: true), thenClose: true)
           return
         }
       case .request(var request):
         if spool != nil {
           guard spoolPart(request.body), let file = finishSpool() else {
             let error = HTTPParseError(507, "The request body could not be written to disk.")
-            send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
+            send(failure(error).encoded(close: true), thenClose: true)
             return
           }
           request.body = []
@@ -202,6 +209,13 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     spool = nil
     _ = Glibc.close(current.fd)
     unlink(current.path)
+  }
+
+  /// The answer to a request that cannot be read further: the handler sees its head when it
+  /// arrived (for a body over the limit, say), so the answer can be made for that request.
+  private func failure(_ error: HTTPParseError) -> HTTPResponse {
+    if let head = decoder.currentHead { return server.handler.errorResponse(for: error, head: head) }
+    return server.handler.errorResponse(for: error)
   }
 
   private func dispatch(_ request: HTTPRequest) {

@@ -17,6 +17,24 @@ public protocol HTTPHandler: Sendable {
   /// block, which the server runs on one of its blocking lanes. The default defers the whole
   /// `handle` to a lane.
   func start(_ request: HTTPRequest) -> HTTPHandling
+
+  /// Called when a head has arrived, before its body is read: a response refuses the request
+  /// (it is sent with `Connection: close` and the body is never read); nil lets it through.
+  func screen(_ head: HTTPRequestHead) -> HTTPResponse?
+
+  /// The methods the resource at this head's target supports (for `Allow` and CORS preflights);
+  /// nil when there is no such resource.
+  func allowedMethods(for head: HTTPRequestHead) -> [String]?
+
+  /// The resource's own CORS configuration, when it has one (a bucket's `cors` list, for its
+  /// downloads): it then decides the CORS answers for this target instead of the server-wide
+  /// `OriginPolicy` (the first entry that covers the origin and method applies; none: no CORS
+  /// headers). nil: the server-wide policy applies. Asked only for requests with an `Origin`.
+  func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]?
+
+  /// The response for a request that could not be read, when its head is known (a body over the
+  /// limit, a malformed body): `errorResponse(for:)` unless a handler adds to it.
+  func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse
 }
 
 /// How a request is answered: now, later, or by work that may block (file I/O, fsync).
@@ -52,7 +70,16 @@ extension HTTPHandler {
     .blocking { handle(request) }
   }
 
-  /// The response sent, with `Connection: close`, for a request that could not be parsed.
+  public func screen(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
+
+  public func allowedMethods(for head: HTTPRequestHead) -> [String]? { nil }
+
+  public func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { nil }
+
+  public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
+    errorResponse(for: error)
+  }
+
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
     HTTPResponse.plainJSONError(status: error.status, message: error.message)
   }

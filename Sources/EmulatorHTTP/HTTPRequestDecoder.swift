@@ -42,6 +42,8 @@ public struct HTTPRequestDecoder: Sendable {
   private var start = 0
   private var headScanFrom = 0
   private var state: State = .head
+  /// A head whose body framing was refused (errors end the connection, so it is never stale).
+  private var refusedHead: HTTPRequestHead?
   private var body: [UInt8] = []
   private var bodyLimit = 0
   private var bodyReceived = 0
@@ -75,6 +77,17 @@ public struct HTTPRequestDecoder: Sendable {
     return true
   }
 
+  /// The head of the request being read when an error was thrown: the one whose body was
+  /// arriving or whose framing was refused; nil when the error was in a head.
+  public var currentHead: HTTPRequestHead? {
+    switch state {
+    case .head: refusedHead
+    case .fixed(let head, _), .chunkSize(let head), .chunkData(let head, _), .chunkDataEnd(let head),
+      .trailers(let head):
+      head
+    }
+  }
+
   public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
     compactIfWorthIt()
     buffer.append(contentsOf: bytes)
@@ -95,15 +108,22 @@ public struct HTTPRequestDecoder: Sendable {
 
   /// Decodes as far as the buffered bytes allow.
   /// - Parameter limitFor: the largest body the handler accepts for this head; the decoder also
-  ///   applies `limits.maxBodyBytes`.
+  ///   applies `limits.maxBodyBytes`. It is called once per head, before any of its body is read,
+  ///   and may refuse the request by throwing (the error is passed on).
   public mutating func next(
-    bodyLimit limitFor: (HTTPRequestHead) -> Int = { _ in Int.max }
+    bodyLimit limitFor: (HTTPRequestHead) throws(HTTPParseError) -> Int = { _ in Int.max }
   ) throws(HTTPParseError) -> HTTPDecoderEvent {
     while true {
       switch state {
       case .head:
         guard let head = try parseHead() else { return .needMoreData }
-        if let event = try beginBody(head, handlerLimit: limitFor(head)) { return event }
+        let limit = try limitFor(head)
+        do {
+          if let event = try beginBody(head, handlerLimit: limit) { return event }
+        } catch {
+          refusedHead = head
+          throw error
+        }
       case .fixed(let head, let remaining):
         let take = min(remaining, buffer.count - start)
         body.append(contentsOf: buffer[start..<(start + take)])

@@ -248,9 +248,9 @@ public final class ObjectStore: Sendable {
     try result.get()
   }
 
-  func ensureBucket(_ name: String) throws(StorageError) {
+  func ensureBucket(_ name: String, create: Bool = true) throws(StorageError) {
     if index.withLock({ $0[name] != nil }) { return }
-    if options.strictBuckets { throw StorageError.bucketNotFound(bucket: name) }
+    if options.strictBuckets || !create { throw StorageError.bucketNotFound(bucket: name) }
     do {
       _ = try createBucket(name)
     } catch .bucketExists {
@@ -323,15 +323,18 @@ public final class ObjectStore: Sendable {
     public var expectedCRC32C: UInt32?
     /// Adds a fresh download token (Firebase uploads).
     public var createDownloadToken = false
+    /// Whether a write to a missing bucket creates it (unless `strictBuckets`); false: 404 as on GCS.
+    public var createsBucket = true
 
     public init(
       patch: MetadataPatch = MetadataPatch(), expectedMD5: [UInt8]? = nil, expectedCRC32C: UInt32? = nil,
-      createDownloadToken: Bool = false
+      createDownloadToken: Bool = false, createsBucket: Bool = true
     ) {
       self.patch = patch
       self.expectedMD5 = expectedMD5
       self.expectedCRC32C = expectedCRC32C
       self.createDownloadToken = createDownloadToken
+      self.createsBucket = createsBucket
     }
   }
 
@@ -416,7 +419,7 @@ public final class ObjectStore: Sendable {
     try beginWrite()
     defer { endWrite() }
     do throws(StorageError) {
-      try ensureBucket(bucket)
+      try ensureBucket(bucket, create: upload.createsBucket)
       let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
       let lock = stripe(key)
       lock.lock()
@@ -553,13 +556,15 @@ public final class ObjectStore: Sendable {
 
   /// Checks write preconditions against the live object now (a resumable upload checks them when
   /// it starts, and again, atomically, when it commits).
-  public func checkWrite(bucket: String, name: String, conditions: Preconditions) throws(StorageError) {
+  public func checkWrite(
+    bucket: String, name: String, conditions: Preconditions, createsBucket: Bool = true
+  ) throws(StorageError) {
     try Naming.validateObjectName(name)
     let current: ObjectMetadata?
     do {
       current = try lookup(bucket, name)
     } catch .bucketNotFound {
-      if options.strictBuckets { throw StorageError.bucketNotFound(bucket: bucket) }
+      if options.strictBuckets || !createsBucket { throw StorageError.bucketNotFound(bucket: bucket) }
       current = nil
     }
     try conditions.checkWrite(current, bucket: bucket, name: name)

@@ -9,7 +9,11 @@ import Testing
 struct APIHarness {
   let api: StorageAPI
 
-  init(limits: APILimits = APILimits(), strictBuckets: Bool = false) throws {
+  /// Lenient buckets by default: most tests write without creating the bucket first; the GCS
+  /// default (404) is tested with `lenientBuckets: false`.
+  init(limits: APILimits = APILimits(), strictBuckets: Bool = false, lenientBuckets: Bool = true) throws {
+    var limits = limits
+    limits.lenientBuckets = lenientBuckets
     let store = try ObjectStore(backend: MemoryBackend(), options: .init(strictBuckets: strictBuckets))
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-api-\(UUID().uuidString)")
     api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder), limits: limits)
@@ -199,9 +203,13 @@ struct Reply {
   }
 
   @Test func unknownRoutesAre404AndWrongMethods405WithAllow() {
-    let unknown = h.call("GET", "/nothing/here")
+    let unknown = h.call("GET", "/storage/nothing/here")
     #expect(unknown.status == 404)
     #expect(unknown.json["error"] != nil)
+    // Any other first segment is an XML API bucket.
+    let xml = h.call("GET", "/nothing/here")
+    #expect(xml.status == 404)
+    #expect(xml.text.contains("<Code>NoSuchBucket</Code>"))
     let wrong = h.call("POST", "/storage/v1/b/bkt/o/x")
     #expect(wrong.status == 405)
     #expect(wrong.header("allow") == "GET, HEAD, PATCH, PUT, DELETE")

@@ -12,7 +12,9 @@ import Testing
     let store = try ObjectStore(backend: MemoryBackend())
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-api-\(UUID().uuidString)")
     let sessions = try UploadSessions(directory: folder, options: .init(maxOpen: maxOpen))
-    return APIHarness(api: StorageAPI(store: store, sessions: sessions))
+    var limits = APILimits()
+    limits.lenientBuckets = true
+    return APIHarness(api: StorageAPI(store: store, sessions: sessions, limits: limits))
   }
 
   func location(_ reply: Reply) throws -> String {

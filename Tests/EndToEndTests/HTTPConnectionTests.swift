@@ -34,7 +34,7 @@ import Testing
     }
     let socket = try RawSocket(port: server.port)
     var batch = ""
-    for index in 0..<100 { batch += "GET /b/bkt/o/p\(index % 10)?alt=media HTTP/1.1\r\nHost: x\r\n\r\n" }
+    for index in 0..<100 { batch += "GET /b/bkt/o/p\(index % 10)?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
     socket.send(batch)
     let responses = socket.receiveResponses(100)
     #expect(responses.count == 100)
@@ -54,9 +54,9 @@ import Testing
     var batch = ""
     for index in 0..<40 {
       let body = index == 20 ? "{\"metadata\":" : "{\"metadata\":{\"step\":\"\(index)\"}}"
-      batch += "PATCH /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+      batch += "PATCH /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }
-    socket.send(batch + "GET /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: x\r\n\r\n")
+    socket.send(batch + "GET /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     let responses = socket.receiveResponses(41)
     #expect(responses.count == 41)
     var metageneration = 1
@@ -79,7 +79,7 @@ import Testing
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
     socket.send(
-      "POST /upload/storage/v1/b/bkt/o?uploadType=media&name=big HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+      "POST /upload/storage/v1/b/bkt/o?uploadType=media&name=big HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
     )
     let interim = socket.receive { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
     #expect(String(decoding: interim.bytes, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
@@ -98,7 +98,7 @@ import Testing
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
     socket.send(
-      "PATCH /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "PATCH /storage/v1/b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "a;ext=1\r\n{\"metadata\r\n12\r\n\":{\"via\":\"chunk\"}}\r\n0\r\nTrailer: t\r\n\r\n")
     let response = socket.receiveResponses(1).first ?? ""
     #expect(response.hasPrefix("HTTP/1.1 200"))
@@ -119,7 +119,7 @@ import Testing
   @Test func aMalformedRequestGetsOne400AndTheConnectionCloses() throws {
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
-    socket.send("GARBAGE\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    socket.send("GARBAGE\r\n\r\nGET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     let (bytes, closed) = socket.receive()
     let text = String(decoding: bytes, as: UTF8.self)
     #expect(text.hasPrefix("HTTP/1.1 400"))
@@ -133,7 +133,7 @@ import Testing
   @Test func oversizeRequestLineIs414() throws {
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
-    socket.send("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n")
+    socket.send("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     let text = String(decoding: socket.receive().bytes, as: UTF8.self)
     #expect(text.hasPrefix("HTTP/1.1 414"))
     try stillServes()
@@ -153,11 +153,11 @@ import Testing
     var stalled: [RawSocket] = []
     for _ in 0..<50 {
       let socket = try RawSocket(port: server.port)
-      socket.send("GET /b/bkt/o/o HTTP/1.1\r\nHost: x\r\nX-Partial: ")
+      socket.send("GET /b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Partial: ")
       stalled.append(socket)
     }
     let body = try RawSocket(port: server.port)
-    body.send("PATCH /b/bkt/o/o HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    body.send("PATCH /b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
     let start = Date()
     try stillServes()
     #expect(Date().timeIntervalSince(start) < 2)
@@ -168,7 +168,7 @@ import Testing
     defer { server.stop() }
     for _ in 0..<20 {
       let socket = try RawSocket(port: server.port)
-      socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+      socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     }
     try stillServes()
   }
@@ -254,7 +254,7 @@ import Testing
     let server = try makeServer()
     defer { server.stop() }
     let socket = try RawSocket(port: server.port, receiveTimeout: 3)
-    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     #expect(socket.receiveResponses(1).first?.hasSuffix("hello") == true)
     let (rest, closed) = socket.receive()
     #expect(rest.isEmpty && closed)
@@ -265,7 +265,7 @@ import Testing
     let server = try makeServer()
     defer { server.stop() }
     let socket = try RawSocket(port: server.port, receiveTimeout: 3)
-    socket.send("PATCH /b/bkt/o/o HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"meta")
+    socket.send("PATCH /b/bkt/o/o HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"meta")
     let (_, closed) = socket.receive()
     #expect(closed)
     #expect(try Curl.request("GET", server.base + "/b/bkt/o/o").json["metageneration"] as? String == "1")
@@ -278,7 +278,7 @@ import Testing
     _ = try Curl().perform("POST", server.base + "/upload/storage/v1/b/bkt/o?uploadType=media&name=big", body: big)
     let socket = try RawSocket(port: server.port)
     var requests = ""
-    for _ in 0..<20 { requests += "GET /b/bkt/o/big?alt=media HTTP/1.1\r\nHost: x\r\n\r\n" }
+    for _ in 0..<20 { requests += "GET /b/bkt/o/big?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
     socket.send(requests)
     // The server is blocked writing to that socket; others are served all the while.
     for _ in 0..<5 { try stillServes(server) }
@@ -292,7 +292,7 @@ import Testing
     let server = try makeServer()
     defer { server.stop() }
     let socket = try RawSocket(port: server.port)
-    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+    socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     shutdown(socket.fd, Int32(SHUT_WR))
     let (bytes, closed) = socket.receive()
     let text = String(decoding: bytes, as: UTF8.self)
@@ -306,7 +306,7 @@ import Testing
     defer { server.stop() }
     var sockets: [RawSocket] = []
     for _ in 0..<1000 { sockets.append(try RawSocket(port: server.port)) }
-    for socket in sockets { socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n") }
+    for socket in sockets { socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") }
     var served = 0
     for socket in sockets where socket.receiveResponses(1).first?.hasSuffix("hello") == true { served += 1 }
     #expect(served == 1000)
@@ -320,7 +320,7 @@ import Testing
     var held: [RawSocket] = []
     for _ in 0..<5 {
       let socket = try RawSocket(port: server.port)
-      socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: x\r\n\r\n")
+      socket.send("GET /b/bkt/o/o?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
       #expect(socket.receiveResponses(1).count == 1)
       held.append(socket)
     }

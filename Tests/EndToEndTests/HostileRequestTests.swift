@@ -36,7 +36,7 @@ import Testing
     // Announce a gigabyte of "JSON" and send none of it: the 413 must come from the head alone.
     let socket = try RawSocket(port: server.port)
     socket.send(
-      "POST /upload/storage/v1/b/bkt/o?uploadType=resumable&name=x HTTP/1.1\r\nHost: h\r\n"
+      "POST /upload/storage/v1/b/bkt/o?uploadType=resumable&name=x HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + "Content-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n{")
     let reply = socket.receive { String(decoding: $0, as: UTF8.self).contains("}}") }
     let text = String(decoding: reply.bytes, as: UTF8.self)
@@ -50,7 +50,7 @@ import Testing
     defer { server.stop(); server.removeFolder() }
     let socket = try RawSocket(port: server.port)
     socket.send(
-      "POST /storage/v1/b/bkt/o/out/compose HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "POST /storage/v1/b/bkt/o/out/compose HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "1000\r\n" + String(repeating: " ", count: 4096) + "\r\n" + "10\r\n")
     let reply = socket.receive { String(decoding: $0, as: UTF8.self).contains("}}") }
     #expect(String(decoding: reply.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 413"))

@@ -29,6 +29,8 @@ import Testing
       "MultipartRelated.Limits.maxPartHeaderBytes": MultipartRelated.Limits().maxPartHeaderBytes,
       "MultipartRelated.Limits.maxBoundaryBytes": MultipartRelated.Limits.maxBoundaryBytes,
       "StorageAPI.maxComposeSources": StorageAPI.maxComposeSources,
+      "MultipartUploads.maxParts": MultipartUploads.maxParts,
+      "MultipartUploads.defaultMaxUploads": MultipartUploads.defaultMaxUploads,
       "Glob.maxPatternBytes": Glob.maxPatternBytes,
       "Glob.maxNesting": Glob.maxNesting,
       "max_upload_sessions": configuration.uploadSessions.maxOpen,

@@ -20,7 +20,7 @@ BINARY = os.environ.get("STORAGE_EMULATOR_BINARY", str(ROOT / ".build" / "debug"
 def emulator():
     data = tempfile.mkdtemp(prefix="se-python-")
     process = subprocess.Popen(
-        [BINARY, "--port", "0", "--data-dir", data],
+        [BINARY, "--port", "0", "--data-dir", data, "--bucket", "aio-bucket", "--bucket", "demo-project.appspot.com"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

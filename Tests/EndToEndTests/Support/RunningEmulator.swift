@@ -21,6 +21,8 @@ final class RunningEmulator {
     configuration.server.port = 0
     configuration.dataDirectory = folder.appendingPathComponent("data").path
     configuration.inMemory = inMemory
+    // Most tests write without creating buckets; GCS's 404 for that is tested with this off.
+    configuration.api.lenientBuckets = true
     configure(&configuration)
     emulator = try makeEmulator(configuration)
     port = try emulator.start()
@@ -41,7 +43,8 @@ final class EmulatorProcess {
 
   init(arguments: [String]) throws {
     process.executableURL = Self.executableURL()
-    process.arguments = ["--port", "0"] + arguments
+    // Lenient buckets, as in `RunningEmulator`: these tests write without creating buckets.
+    process.arguments = ["--port", "0", "--lenient-buckets"] + arguments
     output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
