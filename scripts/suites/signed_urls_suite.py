@@ -249,6 +249,51 @@ def with_keys(base, credentials):
           forged.status_code == 403 and xml_code(forged) == "SignatureDoesNotMatch", f"{forged.status_code} {forged.text[:300]}")
 
 
+def xml_paths(base, credentials):
+    """The XML API paths, signed by blob.generate_signed_url itself."""
+    client = storage.Client(project="signed-urls-suite", credentials=AnonymousCredentials(),
+                            client_options={"api_endpoint": base})
+    blob = client.bucket(BUCKET).blob("xml/photo 1+2.txt")
+    body = b"through the XML API"
+    url = blob.generate_signed_url(version="v4", expiration=datetime.timedelta(minutes=10), method="PUT",
+                                   content_type="text/plain", credentials=credentials, api_access_endpoint=base)
+    put = requests.put(url, data=body, headers={"Content-Type": "text/plain"})
+    check("XML: V4 signed PUT upload (blob.generate_signed_url)", put.status_code == 200,
+          f"{put.status_code} {put.text[:300]}")
+    url = blob.generate_signed_url(version="v4", expiration=datetime.timedelta(minutes=10), credentials=credentials,
+                                   api_access_endpoint=base)
+    got = requests.get(url)
+    check("XML: V4 signed GET download", got.status_code == 200 and got.content == body,
+          f"{got.status_code} {got.text[:300]}")
+    bad = requests.get(tamper(url))
+    check("XML: a tampered signature is 403 with <Code>SignatureDoesNotMatch</Code>",
+          bad.status_code == 403 and xml_code(bad) == "SignatureDoesNotMatch", f"{bad.status_code} {bad.text[:300]}")
+    url = blob.generate_signed_url(version="v2", expiration=datetime.timedelta(minutes=10), credentials=credentials,
+                                   api_access_endpoint=base)
+    got = requests.get(url)
+    check("XML: V2 signed GET download", got.status_code == 200 and got.content == body,
+          f"{got.status_code} {got.text[:300]}")
+    url = blob.generate_signed_url(version="v4", expiration=datetime.timedelta(minutes=10), credentials=credentials,
+                                   api_access_endpoint=base, method="RESUMABLE")
+    start = requests.post(url, headers={"x-goog-resumable": "start"})
+    location = start.headers.get("Location", "")
+    check("XML: V4 signed resumable start is 201 with a Location", start.status_code == 201 and location,
+          f"{start.status_code} {start.text[:300]}")
+    if location:
+        payload = os.urandom(200_000)
+        done = requests.put(location, data=payload)
+        got = requests.get(object_path(base + "/download/storage/v1", "xml/photo 1+2.txt"))
+        check("XML: the resumable session stores the data", done.status_code == 200 and got.content == payload,
+              f"{done.status_code} {done.text[:200]}")
+    past = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=2)).strftime("%Y%m%dT%H%M%SZ")
+    expired = _signing.generate_signed_url_v4(
+        credentials, f"/{BUCKET}/xml/photo%201%2B2.txt", expiration=60, api_access_endpoint=base, method="GET",
+        _request_timestamp=past)
+    got = requests.get(expired)
+    check("XML: an expired URL is 400 with <Code>ExpiredToken</Code>",
+          got.status_code == 400 and xml_code(got) == "ExpiredToken", f"{got.status_code} {got.text[:300]}")
+
+
 def without_keys(base, credentials):
     name = "open.txt"
     requests.post(f"{base}/upload/storage/v1/b/{BUCKET}/o", params={"uploadType": "media", "name": name}, data=b"open")
@@ -278,6 +323,7 @@ def main():
             binary, os.path.join(folder, "keyed"), "--signing-key", key_file, "--hmac-key", f"{HMAC_ID}:{HMAC_SECRET}")
         processes.append(process)
         with_keys(base, credentials)
+        xml_paths(base, credentials)
         process, base = start_emulator(binary, os.path.join(folder, "open"))
         processes.append(process)
         without_keys(base, credentials)
