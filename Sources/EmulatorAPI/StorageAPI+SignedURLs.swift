@@ -23,18 +23,25 @@ extension StorageAPI {
     }
   }
 
-  /// The bucket of a POST policy upload: `POST /<bucket>` or `POST /<bucket>/`, a path no other
-  /// route serves (bucket names never contain `/`, and the JSON surfaces' prefixes are not
-  /// bucket names).
-  static func postPolicyBucket(_ head: HTTPRequestHead) -> String? {
+  /// The bucket of a POST policy upload: `POST /<bucket>` or `POST /<bucket>/` (path style, a path
+  /// no other route serves: bucket names never contain `/`, and the emulator's own first segments
+  /// are not buckets), or `POST /` with `Host: <bucket>.<virtualHost>` (virtual-host style).
+  static func postPolicyBucket(_ head: HTTPRequestHead, virtualHost: String = "") -> String? {
     guard head.method == "POST" else { return nil }
+    if head.rawPath == "/" {
+      guard let bucket = XMLRoute.bucket(fromHost: head.headers["host"], suffix: virtualHost),
+        (try? Naming.validateBucketName(bucket)) != nil
+      else { return nil }
+      return bucket
+    }
     var path = head.rawPath
     guard path.utf8.first == UInt8(ascii: "/") else { return nil }
     path = path.dropFirst()
     if path.utf8.last == UInt8(ascii: "/") { path = path.dropLast() }
     guard !path.isEmpty, !path.utf8.contains(UInt8(ascii: "/")),
       (try? Route.match(rawPath: head.rawPath)) == nil,
-      let bucket = URLCoding.percentDecode(path), (try? Naming.validateBucketName(bucket)) != nil
+      let bucket = URLCoding.percentDecode(path), !XMLRoute.reserved.contains(bucket),
+      (try? Naming.validateBucketName(bucket)) != nil
     else { return nil }
     return bucket
   }

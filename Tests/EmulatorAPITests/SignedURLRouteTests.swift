@@ -30,8 +30,11 @@ import _CryptoExtras
     _ = try store.insert(bucket: "signed-bucket", name: "a b/c.txt", data: Array("hello".utf8))
   }
 
-  func call(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {
-    var head = HTTPRequestHead(method: method, target: target, headers: ["host": "127.0.0.1:9199"])
+  func call(
+    _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+    host: String = "127.0.0.1:9199"
+  ) -> HTTPResponse {
+    var head = HTTPRequestHead(method: method, target: target, headers: ["host": host])
     for (name, value) in headers { head.headers.add(name, value) }
     return api.handle(HTTPRequest(head: head, body: body))
   }
@@ -310,6 +313,15 @@ import _CryptoExtras
     #expect(Self.xmlCode(response) == "InvalidPolicyDocument")
   }
 
+  @Test func formOnTheVirtualHostStyleIsServed() throws {
+    let form = try form()
+    let response = call(
+      "POST", "/", headers: [("content-type", "multipart/form-data; boundary=\(form.boundary)")], body: form.body(),
+      host: "signed-bucket.localhost:9199")
+    #expect(response.status == 204)
+    #expect(try api.store.metadata(bucket: "signed-bucket", name: "uploads/photo.txt").size == 9)
+  }
+
   @Test func formToAnotherBucketThanItsPolicyIsAccessDenied() throws {
     let response = post(try form(), path: "/other-bucket/")
     #expect(response.status == 403)
@@ -365,6 +377,11 @@ import _CryptoExtras
     #expect(StorageAPI.postPolicyBucket(HTTPRequestHead(method: "GET", target: "/my-bucket")) == nil)
     #expect(StorageAPI.postPolicyBucket(HTTPRequestHead(method: "POST", target: "/my-bucket/")) == "my-bucket")
     #expect(StorageAPI.postPolicyBucket(HTTPRequestHead(method: "POST", target: "/my-bucket/obj")) == nil)
+    #expect(StorageAPI.postPolicyBucket(HTTPRequestHead(method: "POST", target: "/storage/")) == nil)
+    let hosted = HTTPRequestHead(method: "POST", target: "/", headers: ["host": "my-bucket.localhost:9199"])
+    #expect(StorageAPI.postPolicyBucket(hosted, virtualHost: "localhost") == "my-bucket")
+    #expect(StorageAPI.postPolicyBucket(hosted) == nil)
+    #expect(StorageAPI.postPolicyBucket(HTTPRequestHead(method: "POST", target: "/"), virtualHost: "localhost") == nil)
     #expect(api.bodyLimit(for: HTTPRequestHead(method: "POST", target: "/my-bucket")) == api.limits.maxUploadBytes)
   }
 }
