@@ -56,7 +56,9 @@ public final class StorageAPI: HTTPHandler {
   }
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int {
-    if head.method == "POST", Self.postPolicyBucket(head, virtualHost: limits.xmlVirtualHost) != nil { return limits.maxUploadBytes }
+    if head.method == "POST", Self.postPolicyBucket(head, virtualHost: limits.xmlVirtualHost) != nil {
+      return limits.maxUploadBytes
+    }
     // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document.
     if case .success? = xmlRoute(head) {
       return head.method == "PUT" ? limits.maxUploadBytes : limits.maxMetadataBytes
@@ -70,7 +72,9 @@ public final class StorageAPI: HTTPHandler {
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     if let response = setRulesResponse(request) { return response }
-    if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) { return postPolicyUpload(request, bucket: bucket) }
+    if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) {
+      return postPolicyUpload(request, bucket: bucket)
+    }
     switch xmlRoute(request.head) {
     case .success(let route)?: return xml(request, route)
     case .failure(let error)?: return error.response
