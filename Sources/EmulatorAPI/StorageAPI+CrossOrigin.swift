@@ -18,6 +18,7 @@ extension StorageAPI {
   /// `Allow` says); nil when no route matches. Kept in step with `dispatch` by
   /// `CrossOriginRouteTests.preflightMethodsAreExactlyWhatTheRoutesServe`.
   public func allowedMethods(for head: HTTPRequestHead) -> [String]? {
+    if case .success(let xml)? = xmlRoute(head) { return Self.xmlMethods(xml, query: head.rawQuery) }
     guard let route = try? Route.match(rawPath: head.rawPath) else { return nil }
     let session = head.rawQuery.utf8Range(of: "upload_id=") != nil
     let surface = route.surface
@@ -57,10 +58,7 @@ extension StorageAPI {
   /// origin (or `*`) and method (or `*`) decides the CORS headers, and no entry means none. nil
   /// (the server-wide policy) for every other request, and for buckets without `cors`.
   public func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? {
-    guard let route = try? Route.match(rawPath: head.rawPath), case .object(let bucket, _) = route.resource else {
-      return nil
-    }
-    guard route.surface == .download || (try? QueryParameters(head.rawQuery))?["alt"] == "media",
+    guard let bucket = Self.bucketWithOwnCORS(head, xml: xmlRoute(head)),
       case .array(let entries)? = (try? store.bucket(bucket))?.settings["cors"], !entries.isEmpty
     else { return nil }
     return entries.map { entry in
@@ -74,6 +72,25 @@ extension StorageAPI {
         origins: strings("origin"), methods: strings("method"), responseHeaders: strings("responseHeader"),
         maxAgeSeconds: age)
     }
+  }
+
+  /// The bucket whose `cors` decides this request: an XML API request on a bucket or object, or a
+  /// JSON download (`/download/storage/v1/…`, or `alt=media`); nil for everything else.
+  static func bucketWithOwnCORS(_ head: HTTPRequestHead, xml: Result<XMLRoute, XMLError>?) -> String? {
+    if case .success(let route)? = xml { return route.bucket }
+    guard let route = try? Route.match(rawPath: head.rawPath), case .object(let bucket, _) = route.resource,
+      route.surface == .download || (try? QueryParameters(head.rawQuery))?["alt"] == "media"
+    else { return nil }
+    return bucket
+  }
+
+  /// What the XML API serves at a route (`xmlDispatch`): ListBuckets; a bucket's list, create and
+  /// delete; an object's GET, HEAD, PUT (and copy), DELETE, and POST for multipart uploads.
+  static func xmlMethods(_ route: XMLRoute, query: Substring) -> [String] {
+    guard route.bucket != nil else { return ["GET", "HEAD"] }
+    guard route.name != nil else { return ["GET", "HEAD", "PUT", "DELETE"] }
+    let multipart = query.utf8Range(of: "uploads") != nil || query.utf8Range(of: "uploadId=") != nil
+    return multipart ? ["GET", "HEAD", "PUT", "POST", "DELETE"] : ["GET", "HEAD", "PUT", "DELETE"]
   }
 
   /// A request refused or unreadable after its head arrived, in the flavour of its surface.

@@ -70,18 +70,24 @@ public struct HostPolicy: Sendable, Equatable {
     }
   }
 
-  /// `localhost` (any case, with or without a final dot), a 127.0.0.0/8 address, or `[::1]`.
-  static func isLoopbackName<Bytes: Collection<UInt8>>(_ host: Bytes) -> Bool {
+  /// `localhost` or a name under it (`bucket.localhost`, which RFC 6761 reserves for loopback and
+  /// the XML API's virtual-host style uses), any case, with or without a final dot; a 127.0.0.0/8
+  /// address; or `[::1]`.
+  static func isLoopbackName<Bytes: BidirectionalCollection<UInt8>>(_ host: Bytes, subdomains: Bool = true) -> Bool {
     if let first = isIPv4(host) { return first == 127 }
     if host.elementsEqual("[::1]".utf8) { return true }
-    var count = host.count
-    var bytes = host.makeIterator()
-    if count == 10, host.dropFirst(9).first == UInt8(ascii: ".") { count = 9 }  // `localhost.`
-    guard count == 9 else { return false }
-    for expected in "localhost".utf8 {
-      guard let byte = bytes.next(), OriginPolicy.lowerASCII(byte) == expected else { return false }
+    // Compared from the end, without copying (this runs on every request).
+    var bytes = host.reversed().makeIterator()
+    var next = bytes.next()
+    if next == UInt8(ascii: ".") { next = bytes.next() }  // `localhost.`
+    for expected in "localhost".utf8.reversed() {
+      guard let byte = next, OriginPolicy.lowerASCII(byte) == expected else { return false }
+      next = bytes.next()
     }
-    return true
+    guard let separator = next else { return true }  // exactly `localhost`
+    guard subdomains else { return false }
+    // A subdomain: `<label>.localhost`, never `evillocalhost` or `.localhost`.
+    return separator == UInt8(ascii: ".") && bytes.next() != nil
   }
 
   /// A strict dotted quad (four decimal numbers 0...255, no leading zeros): its first number.

@@ -77,7 +77,8 @@ public struct OriginPolicy: Sendable, Equatable {
       afterHost = text.utf8[colon...]
     }
     guard isPortSuffix(afterHost) else { return false }
-    return HostPolicy.isLoopbackName(host)
+    // Origins stay exact: `localhost`, not the names under it (the Host check accepts those).
+    return HostPolicy.isLoopbackName(host, subdomains: false)
   }
 
   /// Empty, or `:` followed by 1 to 5 digits that make at most 65535.

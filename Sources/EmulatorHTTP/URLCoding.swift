@@ -31,7 +31,8 @@ public enum URLCoding {
     return out
   }
 
-  private static func hex(_ byte: UInt8) -> UInt8? {
+  /// The value of one hexadecimal digit (either case), or nil.
+  public static func hex(_ byte: UInt8) -> UInt8? {
     switch byte {
     case 48...57: byte - 48
     case 65...70: byte - 55

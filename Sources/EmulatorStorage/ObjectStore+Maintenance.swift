@@ -134,16 +134,7 @@ extension ObjectStore {
         }
       }
       if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
-      let archived = try archiveIfVersioned(previous)
-      do throws(StorageError) {
-        try backend.commit(object, data: staged, previous: previous)
-      } catch {
-        if let archived { try? backend.removeNoncurrent(archived.object) }
-        throw error
-      }
-      try publish(object, archived: archived)
-      changes.emit(.finalized, object)
-      return object
+      return try commitGeneration(object, staged: staged, previous: previous)
     } catch {
       backend.discard(staged)
       throw error

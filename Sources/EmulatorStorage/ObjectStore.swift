@@ -412,6 +412,24 @@ public final class ObjectStore: Sendable {
 
   /// Publishes staged bytes as a new generation: the write preconditions are checked under the
   /// object's lock, atomically with the commit. `prepare` fills in metadata before the patch.
+  /// Commits a new generation whose bytes are staged: the replaced one is kept as noncurrent in a
+  /// versioned bucket (and dropped again if the commit fails), then the index is updated and the
+  /// change announced. The caller holds the object's stripe and discards `staged` on failure.
+  func commitGeneration(
+    _ object: ObjectMetadata, staged: StagedData?, previous: ObjectMetadata?
+  ) throws(StorageError) -> ObjectMetadata {
+    let archived = try archiveIfVersioned(previous)
+    do {
+      try backend.commit(object, data: staged, previous: previous)
+    } catch {
+      if let archived { try? backend.removeNoncurrent(archived.object) }
+      throw error
+    }
+    try publish(object, archived: archived)
+    changes.emit(.finalized, object)
+    return object
+  }
+
   private func commitNew(
     bucket: String, name: String, staged: StagedData, md5: [UInt8]?, crc32c: UInt32, componentCount: Int?,
     upload: Upload, conditions: Preconditions, prepare: (inout ObjectMetadata) -> Void
@@ -438,16 +456,7 @@ public final class ObjectStore: Sendable {
         object.downloadTokens = [UUID().uuidString.lowercased()]
       }
       try object.checkCustomMetadataSize()
-      let archived = try archiveIfVersioned(previous)
-      do {
-        try backend.commit(object, data: staged, previous: previous)
-      } catch {
-        if let archived { try? backend.removeNoncurrent(archived.object) }
-        throw error
-      }
-      try publish(object, archived: archived)
-      changes.emit(.finalized, object)
-      return object
+      return try commitGeneration(object, staged: staged, previous: previous)
     } catch {
       backend.discard(staged)
       throw error

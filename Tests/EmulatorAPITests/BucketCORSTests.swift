@@ -91,4 +91,28 @@ import Testing
     #expect(global.header("access-control-allow-origin") == Self.local)
     #expect(global.header("access-control-expose-headers")?.contains("X-Goog-Upload-URL") == true)
   }
+
+  /// The XML API: as on GCS, a bucket's `cors` decides every XML request on it.
+  @Test(arguments: ["/shop/a.txt", "/shop?list-type=2"])
+  func xmlRequestsFollowTheBucketsEntries(target: String) {
+    let shop = h.call("GET", target, origin: Self.shop)
+    #expect(shop.status == 200)
+    #expect(shop.header("access-control-allow-origin") == Self.shop)
+    #expect(shop.header("access-control-expose-headers") == "Content-Type, x-goog-meta-team")
+    #expect(h.call("GET", target, origin: Self.local).header("access-control-allow-origin") == nil)
+  }
+
+  @Test func xmlPreflightsGetTheXMLRoutesMethods() {
+    let object = h.call(
+      "OPTIONS", "/plain/a.txt", origin: Self.local, headers: [("access-control-request-method", "PUT")])
+    #expect(object.status == 204)
+    #expect(object.header("access-control-allow-origin") == Self.local)
+    let multipart = h.call(
+      "OPTIONS", "/plain/a.txt?uploads", origin: Self.local, headers: [("access-control-request-method", "POST")])
+    #expect(multipart.status == 204)
+    // A plain object takes no POST (only multipart uploads do).
+    let post = h.call("OPTIONS", "/plain/a.txt", origin: Self.local, headers: [("access-control-request-method", "POST")])
+    #expect(post.status == 405)
+    #expect(h.call("OPTIONS", "/plain/a.txt").header("allow") == "GET, HEAD, PUT, DELETE")
+  }
 }

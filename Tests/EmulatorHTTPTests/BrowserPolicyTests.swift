@@ -64,6 +64,7 @@ import Testing
   @Test(arguments: [
     "localhost", "localhost:9199", "LOCALHOST:9199", "127.0.0.1:9199", "127.0.0.1", "[::1]:9199", "[::1]",
     "10.0.0.5:9199", "192.168.1.20", "[fe80::1]:9199", "storage:9199", "Storage.Internal.:80",
+    "my-bucket.localhost:9199", "a.b.LOCALHOST.", "localhost.",
   ])
   func loopbackNamesIPLiteralsAndAllowedNamesAreAnswered(host: String) throws {
     let policy = try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["storage", "storage.internal"])
@@ -75,6 +76,7 @@ import Testing
   @Test(arguments: [
     "evil.example", "evil.example:9199", "localhost.evil.example:9199", "127.0.0.1.evil.example", "storage.evil",
     "127.0.0.1:99999", "[::1", "x", "1.2.3", "01.2.3.4", "evil.example:", "[::1]x",
+    "evillocalhost", ".localhost", "localhost.evil", "localhost..",
   ])
   func reboundNamesAreRefused(host: String) throws {
     let policy = try HostPolicy.forListening(on: "127.0.0.1", allowedHosts: ["storage"])

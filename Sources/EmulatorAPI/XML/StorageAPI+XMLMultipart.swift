@@ -161,19 +161,11 @@ enum XMLCompleteDocument {
     var out: [UInt8] = []
     var index = 0
     while index < digits.count {
-      guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+      guard let high = URLCoding.hex(digits[index]), let low = URLCoding.hex(digits[index + 1]) else { return nil }
       out.append(high << 4 | low)
       index += 2
     }
     return out
   }
 
-  private static func nibble(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case 48...57: byte - 48
-    case 97...102: byte - 87
-    case 65...70: byte - 55
-    default: nil
-    }
-  }
 }
