@@ -38,6 +38,9 @@ public final class UploadSessions: Sendable {
     private(set) var sessions: [String: UploadSession] = [:]
     private(set) var active = 0
     private(set) var finished = 0
+    /// The order sessions finished in (a tie-break when several finish within one millisecond).
+    private var finishOrder: [String: UInt64] = [:]
+    private var nextFinish: UInt64 = 0
 
     var count: Int { sessions.count }
     var keys: Dictionary<String, UploadSession>.Keys { sessions.keys }
@@ -47,12 +50,24 @@ public final class UploadSessions: Sendable {
     mutating func removeValue(forKey id: String) -> UploadSession? {
       guard let old = sessions.removeValue(forKey: id) else { return nil }
       count(old, -1)
+      finishOrder[id] = nil
       return old
     }
 
     mutating func put(_ session: UploadSession) {
       if let old = sessions.updateValue(session, forKey: session.id) { count(old, -1) }
       count(session, 1)
+      if session.state != .active && finishOrder[session.id] == nil {
+        finishOrder[session.id] = nextFinish
+        nextFinish += 1
+      }
+    }
+
+    /// The finished session finished longest ago (by `touched`, then by the order they finished).
+    func oldestFinished() -> UploadSession? {
+      sessions.values.filter { $0.state != .active }.min {
+        ($0.touched, finishOrder[$0.id] ?? 0) < ($1.touched, finishOrder[$1.id] ?? 0)
+      }
     }
 
     private mutating func count(_ session: UploadSession, _ delta: Int) {
@@ -307,8 +322,7 @@ public final class UploadSessions: Sendable {
       table.put(session)
       var forgotten: [String] = []
       while table.finished > options.maxOpen {
-        guard let oldest = table.sessions.values.filter({ $0.state != .active }).min(by: { $0.touched < $1.touched })
-        else { break }
+        guard let oldest = table.oldestFinished() else { break }
         table.removeValue(forKey: oldest.id)
         forgotten.append(oldest.id)
       }
