@@ -59,8 +59,9 @@ public final class StorageAPI: HTTPHandler {
     if head.method == "POST", Self.postPolicyBucket(head, virtualHost: limits.xmlVirtualHost) != nil {
       return limits.maxUploadBytes
     }
-    // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document.
-    if case .success? = xmlRoute(head) {
+    // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document (any
+    // other method gets the metadata limit either way).
+    if head.method == "PUT" || head.method == "POST", case .success? = xmlRoute(head) {
       return head.method == "PUT" ? limits.maxUploadBytes : limits.maxMetadataBytes
     }
     return BodyLimits.limit(for: head, limits)

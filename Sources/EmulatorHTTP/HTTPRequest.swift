@@ -10,27 +10,33 @@ public struct HTTPRequestHead: Sendable {
   public var method: String
   /// The request target as sent, still percent-encoded (origin-form; absolute-form is reduced to
   /// its path and query).
-  public var target: String
+  public var target: String { didSet { queryMark = Self.queryMark(in: target) } }
   public var version: HTTPVersion
   public var headers: HTTPHeaders
+  /// Where the target's first `?` is, found once (every layer asks for the path and the query).
+  private var queryMark: String.Index?
 
   public init(method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = [:]) {
     self.method = method
     self.target = target
     self.version = version
     self.headers = headers
+    self.queryMark = Self.queryMark(in: target)
+  }
+
+  private static func queryMark(in target: String) -> String.Index? {
+    target.utf8.firstIndex(of: UInt8(ascii: "?"))
   }
 
   /// The raw path: the target up to `?`, not decoded.
   public var rawPath: Substring {
-    // Byte search: this runs several times per request (no grapheme breaking).
-    if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<mark] }
+    if let mark = queryMark { return target[..<mark] }
     return target[...]
   }
 
   /// The raw query: the target after the first `?`, not decoded; empty when there is none.
   public var rawQuery: Substring {
-    if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[target.utf8.index(after: mark)...] }
+    if let mark = queryMark { return target[target.utf8.index(after: mark)...] }
     return ""
   }
 

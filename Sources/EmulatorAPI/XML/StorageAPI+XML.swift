@@ -10,8 +10,13 @@ extension StorageAPI {
   /// surface has (see `XMLRoute`).
   func xmlRoute(_ head: HTTPRequestHead) -> Result<XMLRoute, XMLError>? {
     let virtualHost = limits.xmlVirtualHost
-    let hosted = XMLRoute.bucket(fromHost: head.headers["host"], suffix: virtualHost) != nil
-    if !hosted, (try? Route.match(rawPath: head.rawPath)) != nil { return nil }
+    // Every JSON-surface request passes here: its first segment is reserved (so `XMLRoute.match`
+    // would refuse it too), and the cheap byte check comes before the Host is parsed.
+    if XMLRoute.startsWithReservedSegment(head.rawPath),
+      XMLRoute.bucket(fromHost: head.headers["host"], suffix: virtualHost) == nil
+    {
+      return nil
+    }
     do {
       guard let route = try XMLRoute.match(head, virtualHost: virtualHost) else { return nil }
       return .success(route)

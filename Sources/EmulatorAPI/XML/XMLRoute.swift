@@ -64,11 +64,25 @@ public struct XMLRoute: Sendable, Equatable {
     if host.last != UInt8(ascii: "]"), let colon = host.lastIndex(of: UInt8(ascii: ":")) {
       host = host[..<colon]
     }
-    let wanted = [UInt8(ascii: ".")] + Array(suffix.utf8)
-    guard host.count > wanted.count else { return nil }
-    let tail = host.suffix(wanted.count)
+    let wanted = suffix.utf8
+    guard host.count > wanted.count + 1 else { return nil }
     func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+    let tail = host.suffix(wanted.count)
     guard zip(tail, wanted).allSatisfy({ lower($0) == lower($1) }) else { return nil }
-    return String(decoding: host.dropLast(wanted.count).map(lower), as: UTF8.self)
+    let dot = host.index(before: tail.startIndex)
+    guard host[dot] == UInt8(ascii: ".") else { return nil }
+    return String(decoding: host[..<dot].map(lower), as: UTF8.self)
   }
+
+  /// Whether the raw path's first segment is one of `reserved`, compared as raw bytes (no
+  /// decoding, no allocation): every JSON-surface request is rejected for the XML API here.
+  static func startsWithReservedSegment(_ rawPath: Substring) -> Bool {
+    let path = rawPath.utf8
+    guard path.first == UInt8(ascii: "/") else { return false }
+    let segment = path.dropFirst().prefix { $0 != UInt8(ascii: "/") }
+    for word in reservedBytes where segment.elementsEqual(word) { return true }
+    return false
+  }
+
+  private static let reservedBytes: [[UInt8]] = reserved.map { Array($0.utf8) }
 }
