@@ -70,19 +70,5 @@ public struct SignedURLError: Error, Sendable, Equatable {
     return HTTPResponse(status: status, headers: ["content-type": "application/json; charset=UTF-8"], body: json.bytes)
   }
 
-  static func escape(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
-      switch character {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      case "'": out += "&apos;"
-      default: out.unicodeScalars.append(character)
-      }
-    }
-    return out
-  }
+  static func escape(_ text: String) -> String { XMLWriter.escape(text) }
 }
