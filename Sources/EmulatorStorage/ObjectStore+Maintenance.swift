@@ -80,28 +80,7 @@ extension ObjectStore {
   /// live one (generations of one name only ever grow); otherwise a new one is given. Creates the
   /// bucket when missing (even with strict buckets: an import names its buckets).
   public func restore(_ template: ObjectMetadata, source: DataSource) throws(StorageError) -> ObjectMetadata {
-    do {
-      try Naming.validateObjectName(template.name)
-      try Naming.validateBucketName(template.bucket)
-    } catch {
-      if case .file(let path) = source { unlink(path) }
-      throw error
-    }
-    let staged: StagedData
-    let digest: (md5: [UInt8], crc32c: UInt32)
-    switch source {
-    case .bytes(let bytes):
-      digest = Digester.digest(bytes)
-      staged = try backend.stage(bytes)
-    case .file(let path):
-      staged = try backend.stage(file: path)
-      do {
-        digest = try backend.digest(staged)
-      } catch {
-        backend.discard(staged)
-        throw error
-      }
-    }
+    let (staged, digest) = try stage(source, bucket: template.bucket, name: template.name)
     try beginWrite()
     defer { endWrite() }
     do throws(StorageError) {

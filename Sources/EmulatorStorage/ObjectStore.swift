@@ -358,6 +358,20 @@ public final class ObjectStore: Sendable {
     bucket: String, name: String, source: DataSource, upload: Upload = Upload(),
     conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
+    let (staged, digest) = try stage(source, bucket: bucket, name: name) { Self.checksumFailure(upload, $0) }
+    return try commitNew(
+      bucket: bucket, name: name, staged: staged, md5: digest.md5, crc32c: digest.crc32c, componentCount: nil,
+      upload: upload, conditions: conditions
+    ) { _ in }
+  }
+
+  /// Checks the names, then stages the source's bytes and digests them; `reject` may refuse the
+  /// digest (a checksum the client sent). On any failure nothing stays staged, and a file
+  /// source is removed.
+  func stage(
+    _ source: DataSource, bucket: String, name: String,
+    reject: ((md5: [UInt8], crc32c: UInt32)) -> StorageError? = { _ in nil }
+  ) throws(StorageError) -> (StagedData, (md5: [UInt8], crc32c: UInt32)) {
     do {
       try Naming.validateObjectName(name)
       try Naming.validateBucketName(bucket)
@@ -365,30 +379,22 @@ public final class ObjectStore: Sendable {
       if case .file(let path) = source { unlink(path) }
       throw error
     }
-    let staged: StagedData
-    let digest: (md5: [UInt8], crc32c: UInt32)
     switch source {
     case .bytes(let bytes):
-      digest = Digester.digest(bytes)
-      if let failure = Self.checksumFailure(upload, digest) { throw failure }
-      staged = try backend.stage(bytes)
+      let digest = Digester.digest(bytes)
+      if let failure = reject(digest) { throw failure }
+      return (try backend.stage(bytes), digest)
     case .file(let path):
-      staged = try backend.stage(file: path)
-      do {
-        digest = try backend.digest(staged)
+      let staged = try backend.stage(file: path)
+      do throws(StorageError) {
+        let digest = try backend.digest(staged)
+        if let failure = reject(digest) { throw failure }
+        return (staged, digest)
       } catch {
         backend.discard(staged)
         throw error
       }
-      if let failure = Self.checksumFailure(upload, digest) {
-        backend.discard(staged)
-        throw failure
-      }
     }
-    return try commitNew(
-      bucket: bucket, name: name, staged: staged, md5: digest.md5, crc32c: digest.crc32c, componentCount: nil,
-      upload: upload, conditions: conditions
-    ) { _ in }
   }
 
   private static func checksumFailure(_ upload: Upload, _ digest: (md5: [UInt8], crc32c: UInt32)) -> StorageError? {
