@@ -14,28 +14,30 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
   ],
   targets: [
+    // Shared by every module: the EINTR-retrying system-call helper and hexadecimal digits.
+    .target(name: "EmulatorSupport"),
     // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
     .target(name: "CEpoll"),
     // renameat2(RENAME_EXCHANGE), which Glibc does not expose to Swift either.
     .target(name: "CFiles"),
     // HTTP/1.1 over POSIX sockets, epoll and Dispatch. Knows nothing of storage.
-    .target(name: "EmulatorHTTP", dependencies: ["CEpoll"]),
+    .target(name: "EmulatorHTTP", dependencies: ["CEpoll", "EmulatorSupport"]),
     // Object model, update and precondition rules, on-disk and in-memory stores. Knows nothing of HTTP.
     .target(
       name: "EmulatorStorage",
-      dependencies: ["CFiles", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["CFiles", "EmulatorSupport", .product(name: "Crypto", package: "swift-crypto")]
     ),
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
     // Firebase Security Rules for Storage: parser and evaluator with its own value model.
     // Knows nothing of HTTP or of the store.
-    .target(name: "EmulatorRules", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+    .target(name: "EmulatorRules", dependencies: ["EmulatorSupport", .product(name: "Crypto", package: "swift-crypto")]),
     // URL surfaces, JSON flavours, domain errors -> HTTP status.
     // Signed URLs: HMAC-SHA256 and SHA-256 from Crypto, RSA PKCS#1 v1.5 verification from _CryptoExtras.
     .target(
       name: "EmulatorAPI",
       dependencies: [
-        "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "CZlib",
+        "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "EmulatorSupport", "CZlib",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "_CryptoExtras", package: "swift-crypto"),
       ]
@@ -55,6 +57,7 @@ let package = Package(
       pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
+    .testTarget(name: "EmulatorSupportTests", dependencies: ["EmulatorSupport"]),
     .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
     .testTarget(
       name: "EmulatorRulesTests", dependencies: ["EmulatorRules", "EmulatorStorage"],
