@@ -1,4 +1,63 @@
 extension ObjectStore {
+  /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
+  /// checked and kept, see `BucketSettings`).
+  public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
+    try beginWrite()
+    defer { endWrite() }
+    try Naming.validateBucketName(name)
+    let now = Timestamp.nowMilliseconds()
+    let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
+    let info = BucketInfo(name: name, timeCreated: now, settings: settings)
+    let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
+      if buckets[name] != nil { return .failure(.bucketExists(bucket: name)) }
+      do throws(StorageError) {
+        try backend.saveBucket(info)
+      } catch {
+        return .failure(error)
+      }
+      buckets[name] = BucketIndex(info: info)
+      return .success(info)
+    }
+    return try result.get()
+  }
+
+  public func bucket(_ name: String) throws(StorageError) -> BucketInfo {
+    guard let info = index.withLock({ $0[name]?.info }) else { throw StorageError.bucketNotFound(bucket: name) }
+    return info
+  }
+
+  public func listBuckets() -> [BucketInfo] {
+    index.withLock { $0.values.map(\.info) }.sorted { $0.name < $1.name }
+  }
+
+  /// Deletes an empty bucket.
+  public func deleteBucket(_ name: String) throws(StorageError) {
+    try beginWrite()
+    defer { endWrite() }
+    let result: Result<Void, StorageError> = index.withLock { buckets in
+      guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
+      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      do throws(StorageError) {
+        try backend.removeBucket(name)
+      } catch {
+        return .failure(error)
+      }
+      buckets[name] = nil
+      return .success(())
+    }
+    try result.get()
+  }
+
+  func ensureBucket(_ name: String, create: Bool = true) throws(StorageError) {
+    if index.withLock({ $0[name] != nil }) { return }
+    if options.strictBuckets || !create { throw StorageError.bucketNotFound(bucket: name) }
+    do {
+      _ = try createBucket(name)
+    } catch .bucketExists {
+      return
+    }
+  }
+
   /// Bucket PATCH (`replace` false: absent fields stay) or PUT (`replace` true: absent writable
   /// fields return to their defaults; the location cannot change). Raises the metageneration;
   /// `ifMetagenerationMatch` / `…NotMatch` are checked atomically with the change.

@@ -89,31 +89,27 @@ extension ObjectStore {
           _ = try createBucket(template.bucket)
         } catch .bucketExists {}
       }
-      let key = WriteStripe.Key(bucket: template.bucket, name: ObjectKey(template.name))
-      let lock = stripe(key)
-      lock.lock()
-      defer { lock.unlock() }
-      lock.waitForGroups(of: key)
-      let previous = try lookup(template.bucket, template.name)
-      var object = template
-      object.size = staged.size
-      object.md5 = template.componentCount != nil && template.md5 == nil ? nil : digest.md5
-      object.crc32c = digest.crc32c
-      object.metageneration = max(template.metageneration, 1)
-      if object.generation <= 0 || (previous.map { object.generation <= $0.generation } ?? false) {
-        object.generation = nextGeneration()
-      } else {
-        // Later writes must still get newer generations.
-        var last = lastGeneration.load(ordering: .relaxed)
-        while last < object.generation {
-          let (exchanged, seen) = lastGeneration.compareExchange(
-            expected: last, desired: object.generation, ordering: .relaxed)
-          if exchanged { break }
-          last = seen
+      return try withLiveObject(template.bucket, template.name) { previous throws(StorageError) -> ObjectMetadata in
+        var object = template
+        object.size = staged.size
+        object.md5 = template.componentCount != nil && template.md5 == nil ? nil : digest.md5
+        object.crc32c = digest.crc32c
+        object.metageneration = max(template.metageneration, 1)
+        if object.generation <= 0 || (previous.map { object.generation <= $0.generation } ?? false) {
+          object.generation = nextGeneration()
+        } else {
+          // Later writes must still get newer generations.
+          var last = lastGeneration.load(ordering: .relaxed)
+          while last < object.generation {
+            let (exchanged, seen) = lastGeneration.compareExchange(
+              expected: last, desired: object.generation, ordering: .relaxed)
+            if exchanged { break }
+            last = seen
+          }
         }
+        if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
+        return try commitGeneration(object, staged: staged, previous: previous)
       }
-      if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
-      return try commitGeneration(object, staged: staged, previous: previous)
     } catch {
       backend.discard(staged)
       throw error

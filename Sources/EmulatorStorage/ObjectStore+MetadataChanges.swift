@@ -1,0 +1,185 @@
+import Foundation
+
+/// Metadata changes (PATCH, PUT, download tokens): checked and applied in order under the object's
+/// stripe, then written as a group (see `WriteStripe`).
+extension ObjectStore {
+  /// Applies a metadata change (PATCH merge, or PUT replace) to the live object:
+  /// metageneration +1, `updated` = now; generation, data and hashes unchanged.
+  public func update(
+    bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions()
+  ) throws(StorageError) -> ObjectMetadata {
+    try waitFor { update(bucket: bucket, name: name, patch: patch, conditions: conditions, completion: $0) }
+  }
+
+  /// `update` without blocking the caller: the change is checked and applied at once, and
+  /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
+  /// is known without a write) exactly once, after the record holding the change is written.
+  public func update(
+    bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
+    completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void
+  ) {
+    modify(bucket: bucket, name: name, conditions: conditions, completion: completion) { patch.apply(to: &$0) }
+  }
+
+  /// Checks write preconditions against the live object now (a resumable upload checks them when
+  /// it starts, and again, atomically, when it commits).
+  public func checkWrite(
+    bucket: String, name: String, conditions: Preconditions, createsBucket: Bool = true
+  ) throws(StorageError) {
+    try Naming.validateObjectName(name)
+    let current: ObjectMetadata?
+    do {
+      current = try lookup(bucket, name)
+    } catch .bucketNotFound {
+      if options.strictBuckets || !createsBucket { throw StorageError.bucketNotFound(bucket: bucket) }
+      current = nil
+    }
+    try conditions.checkWrite(current, bucket: bucket, name: name)
+  }
+
+  /// Changes the download tokens (Firebase `create_token` / `delete_token`): a metadata change.
+  public func updateTokens(
+    bucket: String, name: String, _ change: @escaping @Sendable ([String]) -> [String]
+  ) throws(StorageError) -> ObjectMetadata {
+    try waitFor { completion in
+      modify(bucket: bucket, name: name, conditions: Preconditions(), completion: completion) {
+        $0.downloadTokens = change($0.downloadTokens)
+      }
+    }
+  }
+
+  /// Gives the object a download token if it has none (the Firebase surface does this on its
+  /// first metadata read, as production does): a metadata change like any other.
+  public func ensureDownloadToken(bucket: String, name: String) throws(StorageError) -> ObjectMetadata {
+    try waitFor { completion in
+      modify(
+        bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty },
+        completion: completion
+      ) {
+        $0.downloadTokens = [UUID().uuidString.lowercased()]
+      }
+    }
+  }
+
+  /// Runs a change started with a completion and blocks until it completes.
+  private func waitFor(
+    _ start: (@escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void) -> Void
+  ) throws(StorageError) -> ObjectMetadata {
+    try waitForCallback(start).get()
+  }
+
+  /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
+  /// against and applied to the newest accepted version now, acknowledged through `completion`
+  /// once a record holding it is written and published. Does no I/O itself: the first change of
+  /// a group hands the write to a Dispatch worker, later ones join the group. It does take the
+  /// object's stripe lock, which a new generation or a delete of an object on the same stripe
+  /// (1 in 256) holds across its own record write: that is the longest it can wait.
+  private func modify(
+    bucket: String, name: String, conditions: Preconditions,
+    onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
+    completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void,
+    _ change: (inout ObjectMetadata) -> Void
+  ) {
+    do {
+      try beginWrite()
+    } catch {
+      return completion(.failure(error))
+    }
+    let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
+    let stripe = stripe(key)
+    stripe.lock()
+    let group = stripe.groups[key]
+    let ticket: WriteStripe.Ticket
+    let onDisk: ObjectMetadata
+    do throws(StorageError) {
+      let found: ObjectMetadata? = if let group { group.latest } else { try lookup(bucket, name) }
+      guard let current = found else { throw missing(bucket, name) }
+      onDisk = group?.published ?? current
+      try conditions.checkWrite(current, bucket: bucket, name: name)
+      if needed(current) {
+        var object = current
+        change(&object)
+        try object.checkCustomMetadataSize()
+        object.metageneration += 1
+        object.updated = max(Timestamp.nowMilliseconds(), current.updated)
+        ticket = WriteStripe.Ticket(object: object, completion: completion)
+        group?.latest = object
+      } else {
+        // Nothing to change: answer with the newest version once it is on disk.
+        ticket = WriteStripe.Ticket(object: current, completion: completion)
+        guard group != nil else {
+          stripe.unlock()
+          endWrite()
+          return completion(.success(current))
+        }
+      }
+    } catch {
+      stripe.unlock()
+      endWrite()
+      return completion(.failure(error))
+    }
+    if let group {
+      group.waiting.append(ticket)
+      stripe.unlock()
+      return
+    }
+    let started = WriteStripe.MetadataGroup(latest: ticket.object, published: onDisk)
+    started.waiting = [ticket]
+    stripe.groups[key] = started
+    stripe.unlock()
+    DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
+  }
+
+  /// Writes the newest version of an object's metadata group, once for every change queued so
+  /// far, and again while changes keep queuing during the writes; then removes the group (which
+  /// lets a waiting insert or delete go on). Completions run outside the lock.
+  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe) {
+    stripe.lock()
+    while let group = stripe.groups[key], !group.waiting.isEmpty {
+      let batch = group.waiting
+      group.waiting = []
+      let object = group.latest
+      let previous = group.published
+      stripe.unlock()
+      var failure: StorageError?
+      do {
+        try backend.commit(object, data: nil, previous: previous)
+      } catch {
+        failure = error
+      }
+      stripe.lock()
+      if failure == nil {
+        do {
+          try publish(object)
+          // One change per new metageneration, in order, under the object's lock.
+          var last = previous.metageneration
+          for ticket in batch where ticket.object.metageneration > last {
+            last = ticket.object.metageneration
+            changes.emit(.metadataUpdated, ticket.object)
+          }
+        } catch {
+          failure = error
+        }
+      }
+      if let failure {
+        let finished = batch + group.waiting
+        // Later changes were made on top of this version: they fail with it.
+        group.waiting = []
+        stripe.groups[key] = nil
+        stripe.condition.broadcast()
+        stripe.unlock()
+        for ticket in finished { ticket.completion(.failure(failure)) }
+        endWrite(count: finished.count)
+        return
+      }
+      group.published = object
+      stripe.unlock()
+      for ticket in batch { ticket.completion(.success(ticket.object)) }
+      endWrite(count: batch.count)
+      stripe.lock()
+    }
+    stripe.groups[key] = nil
+    stripe.condition.broadcast()
+    stripe.unlock()
+  }
+}
