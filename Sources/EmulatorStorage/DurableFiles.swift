@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -95,15 +96,8 @@ struct DurableFiles: Sendable {
     let out = calls.create(path, flags: O_WRONLY | (append ? O_APPEND : O_TRUNC))
     guard out >= 0 else { throw FileBackend.error("create a file", errno) }
     defer { Glibc.close(out) }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { throw FileBackend.error("read", errno) }
-      if count == 0 { break }
-      let code = buffer.withUnsafeBytes {
-        calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path)
-      }
+    try Self.readChunks(of: source, failure: "read") { chunk throws(StorageError) in
+      let code = calls.write(out, chunk, path: path)
       if code != 0 {
         calls.unlink(path)
         throw FileBackend.error("write", code)
@@ -112,6 +106,28 @@ struct DurableFiles: Sendable {
     if fsync && sync {
       let code = calls.sync(out, path: path)
       if code != 0 { throw FileBackend.error("sync", code) }
+    }
+  }
+
+  /// Reads `fd` to its end, 1 MiB at a time, handing each chunk to `body`; a failed read throws
+  /// `FileBackend.error(failure, errno)`.
+  static func readChunks(
+    of fd: Int32, failure: String, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> Void
+  ) throws(StorageError) {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { raw in SystemCall.retrying { read(fd, raw.baseAddress, raw.count) } }
+      guard count >= 0 else { throw FileBackend.error(failure, errno) }
+      if count == 0 { return }
+      let failure = buffer.withUnsafeBytes { raw -> StorageError? in
+        do throws(StorageError) {
+          try body(UnsafeRawBufferPointer(rebasing: raw[0..<count]))
+          return nil
+        } catch {
+          return error
+        }
+      }
+      if let failure { throw failure }
     }
   }
 }

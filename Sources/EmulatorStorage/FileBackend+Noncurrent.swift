@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -52,10 +53,10 @@ extension FileBackend {
   /// Opens an object's bytes: the live data file, else the noncurrent one (-1 and errno if
   /// neither exists).
   func openData(_ object: ObjectMetadata) -> Int32 {
-    let fd = Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC)
+    let fd = SystemCall.retrying { Glibc.open(dataPath(object), O_RDONLY | O_CLOEXEC) }
     if fd >= 0 || errno != ENOENT { return fd }
     let stem = noncurrentStem(object)
-    let kept = Glibc.open(stem + ".data", O_RDONLY | O_CLOEXEC)
+    let kept = SystemCall.retrying { Glibc.open(stem + ".data", O_RDONLY | O_CLOEXEC) }
     if kept < 0 { errno = ENOENT }
     return kept
   }

@@ -1,4 +1,5 @@
 import CFiles
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -27,46 +28,45 @@ public struct FileCalls: Sendable {
 
   private func note(_ line: @autoclosure () -> String) { record?(line()) }
 
+  /// Runs `call` (again on `EINTR`); records `line` when it returned 0. Returns 0 or errno.
+  private func perform(_ line: @autoclosure () -> String, _ call: () -> Int32) -> Int32 {
+    guard SystemCall.retrying(call) == 0 else { return errno }
+    note(line())
+    return 0
+  }
+
   /// `open` with `O_CREAT`: recorded as `create`.
   func create(_ path: String, flags: Int32 = O_WRONLY | O_TRUNC) -> Int32 {
-    let fd = Glibc.open(path, flags | O_CREAT | O_CLOEXEC, 0o644)
+    let fd = SystemCall.retrying { Glibc.open(path, flags | O_CREAT | O_CLOEXEC, 0o644) }
     if fd >= 0 { note("create \(path)") }
     return fd
   }
 
   /// `open` of an existing file for appending (not recorded: it changes nothing on disk).
-  func openForAppend(_ path: String) -> Int32 { Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC) }
+  func openForAppend(_ path: String) -> Int32 {
+    SystemCall.retrying { Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC) }
+  }
 
   /// Writes the whole buffer; 0, or the errno that stopped it. Recorded once per call.
   func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) -> Int32 {
-    var offset = 0
-    while offset < buffer.count {
-      let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { return written == 0 ? EIO : errno }
-      offset += written
-    }
-    note("write \(path)")
-    return 0
+    let code = SystemCall.writeAll(fd, buffer)
+    if code == 0 { note("write \(path)") }
+    return code
   }
 
   /// `fsync` (data and size); 0 or errno.
   func sync(_ fd: Int32, path: String) -> Int32 {
-    guard Glibc.fsync(fd) == 0 else { return errno }
-    note("fsync \(path)")
-    return 0
+    perform("fsync \(path)") { Glibc.fsync(fd) }
   }
 
   /// `fdatasync`; 0 or errno.
   func dataSync(_ fd: Int32, path: String) -> Int32 {
-    guard Glibc.fdatasync(fd) == 0 else { return errno }
-    note("fdatasync \(path)")
-    return 0
+    perform("fdatasync \(path)") { Glibc.fdatasync(fd) }
   }
 
   /// Syncs a file by path (a file this process did not write, such as a spooled upload).
   func sync(path: String) -> Int32 {
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    let fd = SystemCall.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
     guard fd >= 0 else { return errno }
     defer { Glibc.close(fd) }
     return sync(fd, path: path)
@@ -74,43 +74,21 @@ public struct FileCalls: Sendable {
 
   /// Syncs a folder, making the names created, renamed or removed in it durable.
   func syncDirectory(_ path: String) -> Int32 {
-    let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let fd = SystemCall.retrying { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     guard fd >= 0 else { return errno }
     defer { Glibc.close(fd) }
-    guard Glibc.fsync(fd) == 0 else { return errno }
-    note("fsync \(path)/")
-    return 0
+    return perform("fsync \(path)/") { Glibc.fsync(fd) }
   }
 
-  func rename(_ from: String, _ to: String) -> Int32 {
-    guard Glibc.rename(from, to) == 0 else { return errno }
-    note("rename \(from) \(to)")
-    return 0
-  }
+  func rename(_ from: String, _ to: String) -> Int32 { perform("rename \(from) \(to)") { Glibc.rename(from, to) } }
 
   /// Swaps two names atomically (`renameat2` RENAME_EXCHANGE); fails where unsupported.
-  func exchange(_ a: String, _ b: String) -> Int32 {
-    guard cfiles_exchange(a, b) == 0 else { return errno }
-    note("exchange \(a) \(b)")
-    return 0
-  }
+  func exchange(_ a: String, _ b: String) -> Int32 { perform("exchange \(a) \(b)") { cfiles_exchange(a, b) } }
 
-  func link(_ from: String, _ to: String) -> Int32 {
-    guard Glibc.link(from, to) == 0 else { return errno }
-    note("link \(from) \(to)")
-    return 0
-  }
+  func link(_ from: String, _ to: String) -> Int32 { perform("link \(from) \(to)") { Glibc.link(from, to) } }
 
-  func makeDirectory(_ path: String) -> Int32 {
-    guard Glibc.mkdir(path, 0o755) == 0 else { return errno }
-    note("mkdir \(path)")
-    return 0
-  }
+  func makeDirectory(_ path: String) -> Int32 { perform("mkdir \(path)") { Glibc.mkdir(path, 0o755) } }
 
   @discardableResult
-  func unlink(_ path: String) -> Int32 {
-    guard Glibc.unlink(path) == 0 else { return errno }
-    note("unlink \(path)")
-    return 0
-  }
+  func unlink(_ path: String) -> Int32 { perform("unlink \(path)") { Glibc.unlink(path) } }
 }

@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -33,61 +34,13 @@ public final class UploadSessions: Sendable {
     }
   }
 
-  /// The sessions by id, with how many are active and finished (kept in step by every change).
-  struct Table {
-    private(set) var sessions: [String: UploadSession] = [:]
-    private(set) var active = 0
-    private(set) var finished = 0
-    /// The order sessions finished in (a tie-break when several finish within one millisecond).
-    private var finishOrder: [String: UInt64] = [:]
-    private var nextFinish: UInt64 = 0
-
-    var count: Int { sessions.count }
-    var keys: Dictionary<String, UploadSession>.Keys { sessions.keys }
-    subscript(id: String) -> UploadSession? { sessions[id] }
-
-    @discardableResult
-    mutating func removeValue(forKey id: String) -> UploadSession? {
-      guard let old = sessions.removeValue(forKey: id) else { return nil }
-      count(old, -1)
-      finishOrder[id] = nil
-      return old
-    }
-
-    mutating func put(_ session: UploadSession) {
-      if let old = sessions.updateValue(session, forKey: session.id) { count(old, -1) }
-      count(session, 1)
-      if session.state != .active && finishOrder[session.id] == nil {
-        finishOrder[session.id] = nextFinish
-        nextFinish += 1
-      }
-    }
-
-    /// The finished session finished longest ago (by `touched`, then by the order they finished).
-    func oldestFinished() -> UploadSession? {
-      sessions.values.filter { $0.state != .active }.min {
-        ($0.touched, finishOrder[$0.id] ?? 0) < ($1.touched, finishOrder[$1.id] ?? 0)
-      }
-    }
-
-    private mutating func count(_ session: UploadSession, _ delta: Int) {
-      if session.state == .active { active += delta } else { finished += delta }
-    }
-  }
-
   public let directory: String
   public let options: Options
   private let files: DurableFiles
   let sessions = Locked(Table())
   private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
-  private let log: @Sendable (String) -> Void
-  private let sweeper = Locked<SweepTimer?>(nil)
-
-  /// A Dispatch timer (Dispatch sources may be used from any thread).
-  private final class SweepTimer: @unchecked Sendable {
-    let source: any DispatchSourceTimer
-    init(_ source: any DispatchSourceTimer) { self.source = source }
-  }
+  let log: @Sendable (String) -> Void
+  let sweeper = Locked<SweepTimer?>(nil)
 
   /// Opens the folder: damaged and expired sessions, and leftovers of interrupted finalizes,
   /// are removed.
@@ -216,56 +169,46 @@ public final class UploadSessions: Sendable {
   public func append(
     _ id: String, at offset: Int64, bytes: [UInt8]? = nil, file: String? = nil, allowOverlap: Bool
   ) throws(StorageError) -> UploadSession {
-    let lock = lock(id)
-    lock.lock()
-    defer { lock.unlock() }
-    var session = try session(id)
-    guard session.state == .active else { throw StorageError.uploadNotActive(id) }
-    let length = Int64(bytes?.count ?? file.map { Int(Self.fileInfo($0)?.size ?? 0) } ?? 0)
-    guard offset == session.received || allowOverlap && offset < session.received else {
-      throw StorageError.uploadOffsetMismatch(expected: offset, received: session.received)
-    }
-    let skip = session.received - offset
-    guard skip < length || length == 0 else { return session }
-    let path = partPath(id)
-    let out = files.calls.openForAppend(path)
-    guard out >= 0 else { throw FileBackend.error("store the chunk", errno) }
-    defer { close(out) }
-    var written: Int64 = 0
-    if let bytes {
-      let code = bytes.withUnsafeBytes {
-        files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[Int(skip)...]), path: path)
+    try withActiveSession(id) { current throws(StorageError) -> UploadSession in
+      var session = current
+      let length = Int64(bytes?.count ?? file.map { Int(Self.fileInfo($0)?.size ?? 0) } ?? 0)
+      guard offset == session.received || allowOverlap && offset < session.received else {
+        throw StorageError.uploadOffsetMismatch(expected: offset, received: session.received)
       }
-      if code != 0 { throw FileBackend.error("store the chunk", code) }
-      written = length - skip
-    } else if let file {
-      let source = open(file, O_RDONLY | O_CLOEXEC)
-      guard source >= 0 else { throw FileBackend.error("read the chunk", errno) }
-      defer { close(source) }
-      var buffer = [UInt8](repeating: 0, count: 1 << 20)
-      var position = skip
-      while true {
-        let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, off_t(position)) }
-        if count < 0 && errno == EINTR { continue }
-        guard count >= 0 else { throw FileBackend.error("read the chunk", errno) }
-        if count == 0 { break }
-        let code = buffer.withUnsafeBytes {
-          files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: path)
+      let skip = session.received - offset
+      guard skip < length || length == 0 else { return session }
+      let path = partPath(id)
+      let out = files.calls.openForAppend(path)
+      guard out >= 0 else { throw FileBackend.error("store the chunk", errno) }
+      defer { close(out) }
+      var written: Int64 = 0
+      if let bytes {
+        let code = bytes.withUnsafeBytes {
+          files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[Int(skip)...]), path: path)
         }
         if code != 0 { throw FileBackend.error("store the chunk", code) }
-        position += Int64(count)
-        written += Int64(count)
+        written = length - skip
+      } else if let file {
+        let source = SystemCall.retrying { open(file, O_RDONLY | O_CLOEXEC) }
+        guard source >= 0 else { throw FileBackend.error("read the chunk", errno) }
+        defer { close(source) }
+        guard lseek(source, off_t(skip), SEEK_SET) >= 0 else { throw FileBackend.error("read the chunk", errno) }
+        try DurableFiles.readChunks(of: source, failure: "read the chunk") { chunk throws(StorageError) in
+          let code = files.calls.write(out, chunk, path: path)
+          if code != 0 { throw FileBackend.error("store the chunk", code) }
+          written += Int64(chunk.count)
+        }
       }
+      if options.fsync {
+        let code = files.calls.sync(out, path: path)
+        if code != 0 { throw FileBackend.error("sync the chunk", code) }
+      }
+      session.received += written
+      session.touched = Timestamp.nowMilliseconds()
+      let updated = session
+      sessions.withLock { $0.put(updated) }
+      return updated
     }
-    if options.fsync {
-      let code = files.calls.sync(out, path: path)
-      if code != 0 { throw FileBackend.error("sync the chunk", code) }
-    }
-    session.received += written
-    session.touched = Timestamp.nowMilliseconds()
-    let updated = session
-    sessions.withLock { $0.put(updated) }
-    return updated
   }
 
   /// Runs `commit` with a file holding the received bytes (a hard link the caller owns), under
@@ -274,31 +217,29 @@ public final class UploadSessions: Sendable {
   public func complete(
     _ id: String, commit: (String) throws(StorageError) -> ObjectMetadata
   ) throws(StorageError) -> ObjectMetadata {
-    let lock = lock(id)
-    lock.lock()
-    defer { lock.unlock() }
-    var session = try session(id)
-    guard session.state == .active else { throw StorageError.uploadNotActive(id) }
-    let handoff = directory + "/" + id + ".commit"
-    unlink(handoff)  // left by a failure that the store did not clean up
-    let code = files.calls.link(partPath(id), handoff)
-    guard code == 0 else { throw FileBackend.error("finish the upload", code) }
-    let object: ObjectMetadata
-    do {
-      object = try commit(handoff)
-    } catch {
-      unlink(handoff)
-      throw error
+    try withActiveSession(id) { current throws(StorageError) -> ObjectMetadata in
+      var session = current
+      let handoff = directory + "/" + id + ".commit"
+      unlink(handoff)  // left by a failure that the store did not clean up
+      let code = files.calls.link(partPath(id), handoff)
+      guard code == 0 else { throw FileBackend.error("finish the upload", code) }
+      let object: ObjectMetadata
+      do throws(StorageError) {
+        object = try commit(handoff)
+      } catch {
+        unlink(handoff)
+        throw error
+      }
+      session.state = .final
+      session.generation = object.generation
+      session.touched = Timestamp.nowMilliseconds()
+      // The final record before the bytes go: after a crash in between, start-up drops the bytes
+      // of a finished session.
+      try? save(session)
+      files.calls.unlink(partPath(id))
+      finish(session)
+      return object
     }
-    session.state = .final
-    session.generation = object.generation
-    session.touched = Timestamp.nowMilliseconds()
-    // The final record before the bytes go: after a crash in between, start-up drops the bytes
-    // of a finished session.
-    try? save(session)
-    files.calls.unlink(partPath(id))
-    finish(session)
-    return object
   }
 
   /// Ends an active session and drops its bytes; `denied`: because security rules refused it.
@@ -316,6 +257,18 @@ public final class UploadSessions: Sendable {
     finish(session)
   }
 
+  /// Runs `body` with the session `id` under its lock, once it is known to be active.
+  private func withActiveSession<Result>(
+    _ id: String, _ body: (UploadSession) throws(StorageError) -> Result
+  ) throws(StorageError) -> Result {
+    let lock = lock(id)
+    lock.lock()
+    defer { lock.unlock() }
+    let session = try session(id)
+    guard session.state == .active else { throw StorageError.uploadNotActive(id) }
+    return try body(session)
+  }
+
   /// Records a finished session, forgetting the oldest finished ones past `maxOpen`.
   private func finish(_ session: UploadSession) {
     let forgotten: [String] = sessions.withLock { table in
@@ -331,54 +284,12 @@ public final class UploadSessions: Sendable {
     for id in forgotten { unlink(recordPath(id)) }
   }
 
-  /// Removes every session untouched for `ttlSeconds` before `now`, with its files; returns
-  /// how many.
-  @discardableResult
-  public func sweep(now: Int64 = Timestamp.nowMilliseconds()) -> Int {
-    let cutoff = now - Int64(options.ttlSeconds) * 1000
-    let candidates = sessions.withLock { $0.sessions.values.filter { $0.touched < cutoff }.map(\.id) }
-    var removed = 0
-    for id in candidates {
-      let lock = lock(id)
-      lock.lock()
-      defer { lock.unlock() }
-      guard let session = sessions.withLock({ $0[id] }), session.touched < cutoff else { continue }
-      Self.removeFiles(directory + "/" + id)
-      sessions.withLock { _ = $0.removeValue(forKey: id) }
-      removed += 1
-      log("uploads: removed the expired upload session \(id) (\(session.state.rawValue))")
-    }
-    return removed
-  }
-
-  /// Sweeps every `interval` seconds (default: a tenth of `ttlSeconds`, 1 s to 10 min) until
-  /// `stopSweeping`.
-  public func startSweeping(interval: Double? = nil) {
-    let every = interval ?? min(max(Double(options.ttlSeconds) / 10, 1), 600)
-    let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-    timer.schedule(deadline: .now() + every, repeating: every)
-    timer.setEventHandler { [weak self] in self?.sweep() }
-    let wrapped = SweepTimer(timer)
-    sweeper.withLock { old in
-      old?.source.cancel()
-      old = wrapped
-    }
-    timer.activate()
-  }
-
-  public func stopSweeping() {
-    sweeper.withLock { timer in
-      timer?.source.cancel()
-      timer = nil
-    }
-  }
-
   private func save(_ session: UploadSession) throws(StorageError) {
     try files.writeAtomically(
       session.record, to: recordPath(session.id), temp: directory + "/." + session.id + ".tmp")
   }
 
-  private static func removeFiles(_ stem: String) {
+  static func removeFiles(_ stem: String) {
     for suffix in [".json", ".part", ".commit"] { unlink(stem + suffix) }
   }
 

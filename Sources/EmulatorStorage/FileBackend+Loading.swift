@@ -1,0 +1,188 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Start-up: the index from `index.snapshot` plus the journal's names, or from every record, with
+/// what interrupted writes left behind removed.
+extension FileBackend {
+  /// The snapshot of the journal's epoch (its objects decoded on another thread, see
+  /// `ObjectBatches`), with every object and bucket the journal names read again from its record;
+  /// nil (and a log line) when they cannot be used together.
+  func loadFromSnapshot(log: @Sendable (String) -> Void) -> LoadedState? {
+    guard FileManager.default.fileExists(atPath: snapshotPath) else { return nil }
+    let opened: IndexSnapshot.Opened
+    do {
+      opened = try IndexSnapshot.open(snapshotPath)
+    } catch {
+      log("index: index.snapshot is not usable (\(error)); reading every record instead")
+      return nil
+    }
+    guard let journal = IndexJournal.read(journalPath), journal.epoch == opened.epoch else {
+      log("index: index.journal does not match index.snapshot; reading every record instead")
+      return nil
+    }
+    do {
+      try openJournal()
+    } catch {
+      log("index: \(error)")
+      return nil
+    }
+    var state = LoadedState()
+    // The snapshot holds names and creation times; settings live in each bucket's record.
+    state.buckets = opened.buckets.map { readBucketRecord($0.info.name) ?? $0.info }
+    for bucket in opened.buckets { state.expectedCounts[bucket.info.name] = bucket.count }
+    damaged.withLock { $0 = Set(opened.damaged) }
+    var removedBuckets = Set<String>()
+    for bucket in journal.buckets {
+      let known = state.buckets.contains { $0.name == bucket }
+      let info = readBucketRecord(bucket)
+      if info == nil && known {
+        state.buckets.removeAll { $0.name == bucket }
+        removedBuckets.insert(bucket)
+      } else if let info, !known {
+        state.buckets.append(info)
+      }
+    }
+    let live = Set(state.buckets.map(\.name))
+    for bucket in state.buckets { state.noncurrent += loadNoncurrent(bucket.name, log: log) }
+    for (key, files) in journal.objects where live.contains(key.bucket) {
+      if let object = recoverObject(bucket: key.bucket, name: key.name, files: files, log: log) {
+        state.objects.append(object)
+      }
+    }
+    let batches = ObjectBatches()
+    state.batches = batches
+    let journaled = journal.objects
+    let removed = removedBuckets
+    let path = snapshotPath
+    let thread = Thread {
+      do {
+        try IndexSnapshot.decodeObjects(
+          opened,
+          skip: { bucket, name in
+            removed.contains(bucket) || (!journaled.isEmpty && journaled[.init(bucket: bucket, object: name)] != nil)
+          }, deliver: batches.push)
+        batches.finish()
+      } catch {
+        // Checksummed yet undecodable: a bug, not damage. Remove it so the retry reads every record.
+        unlink(path)
+        batches.finish(failure: "index.snapshot could not be decoded (\(error))")
+      }
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+    loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
+    // A long journal (many names to re-read, or many lines to parse: it grows with every write
+    // until a clean stop) is folded into a new snapshot once the store is built.
+    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
+    return state
+  }
+
+  /// Reads every record (the start-up of a folder without a usable snapshot), cleaning up what
+  /// interrupted writes left.
+  func scanRecords(log: @Sendable (String) -> Void) -> LoadedState {
+    let fm = FileManager.default
+    var state = LoadedState()
+    damaged.withLock { $0 = [] }
+    let buckets = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
+    for bucket in buckets.sorted() {
+      guard let info = readBucketRecord(bucket) else {
+        log("recovery: skipped buckets/\(bucket): its bucket.json is missing or damaged")
+        continue
+      }
+      state.buckets.append(info)
+      state.noncurrent += loadNoncurrent(bucket, log: log)
+      let objectsDir = bucketDir(bucket) + "/objects"
+      for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
+        let shardDir = objectsDir + "/" + shard
+        let files = (try? fm.contentsOfDirectory(atPath: shardDir)) ?? []
+        var live = Set<String>()
+        for file in files where file.hasSuffix(".json") {
+          let path = shardDir + "/" + file
+          do {
+            let object = try readRecord(path, bucket: bucket)
+            live.insert((dataPath(object) as NSString).lastPathComponent)
+            state.objects.append(object)
+          } catch {
+            log("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")
+            live.insert(String(file.dropLast(5)))  // keep its data for inspection
+            damaged.withLock { _ = $0.insert(path) }
+          }
+        }
+        for file in files where file.hasSuffix(".data") && !live.contains(file) {
+          let stem = String(file.prefix { $0 != "." })
+          if live.contains(stem) { continue }
+          try? fm.removeItem(atPath: shardDir + "/" + file)
+          log("recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
+        }
+      }
+    }
+    return state
+  }
+
+  private func readBucketRecord(_ bucket: String) -> BucketInfo? {
+    guard let bytes = FileManager.default.contents(atPath: bucketDir(bucket) + "/bucket.json").map(Array.init),
+      let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
+      let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
+    else { return nil }
+    // Records written before buckets had settings hold only the name and creation time.
+    var info = BucketInfo(name: name, timeCreated: created, settings: document["settings"])
+    if let updated = document["updated"]?.stringValue.flatMap({ Int64($0) }) { info.updated = updated }
+    if let metageneration = document["metageneration"]?.stringValue.flatMap({ Int64($0) }) {
+      info.metageneration = metageneration
+    }
+    return info
+  }
+
+  private func readRecord(_ path: String, bucket: String) throws(StorageError) -> ObjectMetadata {
+    guard let bytes = FileManager.default.contents(atPath: path) else { throw StorageError.io("unreadable") }
+    let object = try ObjectMetadata(record: Array(bytes))
+    guard object.bucket == bucket, recordPath(object) == path else {
+      throw StorageError.io("the record names another object")
+    }
+    guard FileManager.default.fileExists(atPath: dataPath(object)) else {
+      throw StorageError.io("its data file is missing")
+    }
+    return object
+  }
+
+  /// One object's state from the folder, as a full scan would find it (damaged records noted,
+  /// data files of unfinished writes removed).
+  private func recoverObject(
+    bucket: String, name: String, files: IndexJournal.DataFiles, log: @Sendable (String) -> Void
+  ) -> ObjectMetadata? {
+    let base = objectBase(bucket: bucket, name: name)
+    let path = base.dir + "/" + base.stem + ".json"
+    var keep: String?
+    var object: ObjectMetadata?
+    damaged.withLock { _ = $0.remove(path) }
+    if FileManager.default.fileExists(atPath: path) {
+      do {
+        let found = try readRecord(path, bucket: bucket)
+        keep = (dataPath(found) as NSString).lastPathComponent
+        object = found
+      } catch {
+        log("recovery: skipped the damaged record \(path.dropFirst(root.path.count + 1)): \(error)")
+        damaged.withLock { _ = $0.insert(path) }
+        return nil
+      }
+    }
+    // The data files the journaled changes created or dropped, or (`*`) every one of this name.
+    let candidates =
+      files.all
+      ? ((try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []).filter {
+        $0.hasPrefix(base.stem + ".") && $0.hasSuffix(".data")
+      }
+      : files.generations.map { base.stem + ".\($0).data" }
+    for file in candidates where file != keep && FileManager.default.fileExists(atPath: base.dir + "/" + file) {
+      try? FileManager.default.removeItem(atPath: base.dir + "/" + file)
+      log(
+        "recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")
+    }
+    return object
+  }
+}

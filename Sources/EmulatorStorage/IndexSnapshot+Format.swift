@@ -1,0 +1,203 @@
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The snapshot's binary encoding: a buffered, checksummed writer and a bounds-checked reader.
+extension IndexSnapshot {
+  /// A buffered, checksummed writer.
+  struct Sink {
+    let fd: Int32
+    var buffer: [UInt8] = []
+    var crc = CRC32C()
+    var failed: Int32?
+
+    init(fd: Int32) {
+      self.fd = fd
+      buffer.reserveCapacity(1 << 20)
+    }
+
+    mutating func bytes(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
+    mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) } }
+    mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) } }
+
+    mutating func varint(_ value: UInt64) {
+      var rest = value
+      while rest >= 0x80 {
+        buffer.append(UInt8(rest & 0x7F) | 0x80)
+        rest >>= 7
+      }
+      buffer.append(UInt8(rest))
+    }
+
+    mutating func string(_ value: String) {
+      varint(UInt64(value.utf8.count))
+      buffer.append(contentsOf: value.utf8)
+    }
+
+    /// nil is 0; a string is its length + 1.
+    mutating func optionalString(_ value: String?) {
+      guard let value else { return varint(0) }
+      varint(UInt64(value.utf8.count) + 1)
+      buffer.append(contentsOf: value.utf8)
+    }
+
+    mutating func optionalInt(_ value: Int64?) {
+      buffer.append(value == nil ? 0 : 1)
+      if let value { u64(UInt64(bitPattern: value)) }
+    }
+
+    mutating func object(_ object: ObjectMetadata) {
+      string(object.name)
+      u64(UInt64(bitPattern: object.generation))
+      u64(UInt64(bitPattern: object.metageneration))
+      u64(UInt64(bitPattern: object.size))
+      if let md5 = object.md5 {
+        varint(UInt64(md5.count) + 1)
+        buffer.append(contentsOf: md5)
+      } else {
+        varint(0)
+      }
+      u32(object.crc32c)
+      optionalString(object.contentType)
+      optionalString(object.cacheControl)
+      optionalString(object.contentDisposition)
+      optionalString(object.contentEncoding)
+      optionalString(object.contentLanguage)
+      optionalInt(object.customTime)
+      varint(UInt64(object.custom.count))
+      for (key, value) in object.sortedCustom {
+        string(key)
+        string(value)
+      }
+      varint(UInt64(object.downloadTokens.count))
+      for token in object.downloadTokens { string(token) }
+      u64(UInt64(bitPattern: object.timeCreated))
+      u64(UInt64(bitPattern: object.updated))
+      optionalInt(object.componentCount.map(Int64.init))
+    }
+
+    mutating func flushIfFull() throws(StorageError) {
+      if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    mutating func flush() throws(StorageError) {
+      buffer.withUnsafeBytes { crc.update($0) }
+      // The checksum covers what is written before it; the checksum's own 4 bytes are written last.
+      let code = buffer.withUnsafeBytes { SystemCall.writeAll(fd, $0) }
+      guard code == 0 else { throw FileBackend.error("write the index snapshot", code) }
+      buffer.removeAll(keepingCapacity: true)
+    }
+  }
+
+  /// A bounds-checked reader: a damaged snapshot throws, never reads out of range.
+  struct Source {
+    let bytes: UnsafeRawBufferPointer
+    var offset: Int
+
+    init(bytes: UnsafeRawBufferPointer, offset: Int) {
+      self.bytes = bytes
+      self.offset = offset
+    }
+
+    private func need(_ count: Int) throws(Damaged) {
+      guard count >= 0, count <= bytes.count - offset else { throw Damaged(description: "it is truncated") }
+    }
+
+    mutating func u64() throws(Damaged) -> UInt64 {
+      try need(8)
+      defer { offset += 8 }
+      return bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian
+    }
+
+    mutating func u32() throws(Damaged) -> UInt32 {
+      try need(4)
+      defer { offset += 4 }
+      return bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
+    }
+
+    mutating func byte() throws(Damaged) -> UInt8 {
+      try need(1)
+      defer { offset += 1 }
+      return bytes[offset]
+    }
+
+    mutating func varint() throws(Damaged) -> UInt64 {
+      var value: UInt64 = 0
+      var shift: UInt64 = 0
+      while true {
+        let next = try byte()
+        guard shift < 64 else { throw Damaged(description: "it has a malformed number") }
+        value |= UInt64(next & 0x7F) << shift
+        if next < 0x80 { return value }
+        shift += 7
+      }
+    }
+
+    mutating func count() throws(Damaged) -> Int {
+      let value = try varint()
+      guard value <= UInt64(bytes.count) else { throw Damaged(description: "it has an impossible count") }
+      return Int(value)
+    }
+
+    mutating func text(_ length: Int) throws(Damaged) -> String {
+      try need(length)
+      defer { offset += length }
+      return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), as: UTF8.self)
+    }
+
+    mutating func string() throws(Damaged) -> String { try text(count()) }
+
+    mutating func optionalString() throws(Damaged) -> String? {
+      let length = try count()
+      return length == 0 ? nil : try text(length - 1)
+    }
+
+    mutating func optionalInt() throws(Damaged) -> Int64? {
+      try byte() == 0 ? nil : Int64(bitPattern: try u64())
+    }
+
+    mutating func object(bucket: String) throws(Damaged) -> ObjectMetadata {
+      let name = try string()
+      let generation = Int64(bitPattern: try u64())
+      let metageneration = Int64(bitPattern: try u64())
+      let size = Int64(bitPattern: try u64())
+      let md5Length = try count()
+      var md5: [UInt8]?
+      if md5Length > 0 {
+        try need(md5Length - 1)
+        md5 = Array(bytes[offset..<(offset + md5Length - 1)])
+        offset += md5Length - 1
+      }
+      let crc32c = try u32()
+      var object = ObjectMetadata(
+        bucket: bucket, name: name, generation: generation, size: size, md5: md5, crc32c: crc32c, now: 0)
+      object.metageneration = metageneration
+      object.contentType = try optionalString()
+      object.cacheControl = try optionalString()
+      object.contentDisposition = try optionalString()
+      object.contentEncoding = try optionalString()
+      object.contentLanguage = try optionalString()
+      object.customTime = try optionalInt()
+      let customCount = try count()
+      if customCount > 0 {
+        var custom: [String: String] = [:]
+        custom.reserveCapacity(customCount)
+        for _ in 0..<customCount {
+          let key = try string()
+          custom[key] = try string()
+        }
+        object.custom = custom
+      }
+      let tokenCount = try count()
+      for _ in 0..<tokenCount { object.downloadTokens.append(try string()) }
+      object.timeCreated = Int64(bitPattern: try u64())
+      object.updated = Int64(bitPattern: try u64())
+      object.componentCount = try optionalInt().map { Int($0) }
+      return object
+    }
+  }
+}
