@@ -1,3 +1,5 @@
+import EmulatorSupport
+
 /// Timestamps (UTC, years 1...9999, nanosecond precision) and durations.
 enum RulesTime {
   static let minSeconds: Int64 = -62_135_596_800  // 0001-01-01T00:00:00Z
@@ -46,25 +48,10 @@ enum RulesTime {
   }
 
   /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-  static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-  }
+  static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) { CivilDate.civil(days: days) }
 
   static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
+    CivilDate.days(year: year, month: month, day: day)
   }
 
   static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }

@@ -33,14 +33,8 @@ public struct Preconditions: Sendable, Equatable {
     if let generation, generation != object.generation {
       throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
     }
-    if let value = ifGenerationMatch, value != object.generation {
-      throw StorageError.conditionNotMet(
-        "ifGenerationMatch: the object's generation is \(object.generation), not \(value).")
-    }
-    if let value = ifMetagenerationMatch, value != object.metageneration {
-      throw StorageError.conditionNotMet(
-        "ifMetagenerationMatch: the object's metageneration is \(object.metageneration), not \(value).")
-    }
+    try Self.check(ifGenerationMatch, matches: object.generation, "ifGenerationMatch", "generation")
+    try Self.check(ifMetagenerationMatch, matches: object.metageneration, "ifMetagenerationMatch", "metageneration")
     if let tags = ifMatch, !Self.matches(tags, object.etag) {
       throw StorageError.conditionNotMet("If-Match: the object's ETag is \(object.etag).")
     }
@@ -60,31 +54,30 @@ public struct Preconditions: Sendable, Equatable {
         throw StorageError.conditionNotMet(
           "ifGenerationMatch=0: the object already exists (generation \(object.generation)).")
       }
-      if value != 0 && object?.generation != value {
-        throw StorageError.conditionNotMet(
-          "ifGenerationMatch: the object's generation is \(object.map { String($0.generation) } ?? "none (no live object)"), not \(value)."
-        )
-      }
+      if value != 0 { try Self.check(value, matches: object?.generation, "ifGenerationMatch", "generation") }
     }
-    if let value = ifGenerationNotMatch {
-      guard let object else { throw StorageError.conditionNotMet("ifGenerationNotMatch: there is no live object.") }
-      if object.generation == value {
-        throw StorageError.conditionNotMet("ifGenerationNotMatch: the object's generation is \(value).")
-      }
-    }
-    if let value = ifMetagenerationMatch {
-      guard let object, object.metageneration == value else {
-        throw StorageError.conditionNotMet(
-          "ifMetagenerationMatch: the object's metageneration is \(object.map { String($0.metageneration) } ?? "none (no live object)"), not \(value)."
-        )
-      }
-    }
-    if let value = ifMetagenerationNotMatch {
-      guard let object else { throw StorageError.conditionNotMet("ifMetagenerationNotMatch: there is no live object.") }
-      if object.metageneration == value {
-        throw StorageError.conditionNotMet("ifMetagenerationNotMatch: the object's metageneration is \(value).")
-      }
-    }
+    try Self.check(ifGenerationNotMatch, differsFrom: object?.generation, "ifGenerationNotMatch", "generation")
+    try Self.check(ifMetagenerationMatch, matches: object?.metageneration, "ifMetagenerationMatch", "metageneration")
+    try Self.check(
+      ifMetagenerationNotMatch, differsFrom: object?.metageneration, "ifMetagenerationNotMatch", "metageneration")
+  }
+
+  /// A `…Match` condition: `current` (nil: no live object) must equal `value`.
+  private static func check(
+    _ value: Int64?, matches current: Int64?, _ condition: String, _ field: String
+  ) throws(StorageError) {
+    guard let value, current != value else { return }
+    throw StorageError.conditionNotMet(
+      "\(condition): the object's \(field) is \(current.map { String($0) } ?? "none (no live object)"), not \(value).")
+  }
+
+  /// A `…NotMatch` condition on a write: there must be a live object, its `current` not `value`.
+  private static func check(
+    _ value: Int64?, differsFrom current: Int64?, _ condition: String, _ field: String
+  ) throws(StorageError) {
+    guard let value else { return }
+    guard let current else { throw StorageError.conditionNotMet("\(condition): there is no live object.") }
+    if current == value { throw StorageError.conditionNotMet("\(condition): the object's \(field) is \(value).") }
   }
 
   private static func matches(_ tags: [String], _ etag: String) -> Bool {

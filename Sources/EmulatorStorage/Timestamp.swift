@@ -1,3 +1,5 @@
+import EmulatorSupport
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -24,9 +26,9 @@ public enum Timestamp {
 
   /// `format`, written straight into a byte buffer.
   public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
-    let days = floorDiv(milliseconds, 86_400_000)
+    let days = CivilDate.floorDivide(milliseconds, 86_400_000)
     let msOfDay = milliseconds - days * 86_400_000
-    let (year, month, day) = civil(fromDays: days)
+    let (year, month, day) = CivilDate.civil(days: days)
     func digits(_ value: Int64, _ width: Int) {
       if value >= 10 || width > 1 { digits(value / 10, width - 1) }
       bytes.append(UInt8(48 + value % 10))
@@ -97,33 +99,7 @@ public enum Timestamp {
       return nil
     }
     guard index == b.count else { return nil }
-    let days = days(fromCivil: year, month, day)
+    let days = CivilDate.days(year: year, month: month, day: day)
     return ((days * 24 + hour) * 60 + minute - offsetMinutes) * 60_000 + second * 1000 + millis
-  }
-
-  private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-    a >= 0 ? a / b : (a - b + 1) / b
-  }
-
-  // Howard Hinnant's civil-from-days algorithms.
-  private static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-    let z = z0 + 719_468
-    let era = floorDiv(z, 146_097)
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let day = doy - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-  }
-
-  private static func days(fromCivil year0: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-    let year = month <= 2 ? year0 - 1 : year0
-    let era = floorDiv(year, 400)
-    let yoe = year - era * 400
-    let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
   }
 }

@@ -1,0 +1,182 @@
+import EmulatorSupport
+
+/// Appends JSON text to a byte buffer; faster than `JSONEncoder` and byte-stable.
+public struct JSONWriter {
+  public private(set) var bytes: [UInt8] = []
+  private var needsComma: [Bool] = []
+  private var afterKey = false
+
+  public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+
+  public mutating func beginObject() { open(UInt8(ascii: "{")) }
+
+  public mutating func endObject() { close(UInt8(ascii: "}")) }
+
+  public mutating func beginArray(_ key: String? = nil) {
+    if let key { self.key(key) }
+    open(UInt8(ascii: "["))
+  }
+
+  public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+  private mutating func open(_ bracket: UInt8) {
+    separate()
+    bytes.append(bracket)
+    needsComma.append(false)
+  }
+
+  private mutating func close(_ bracket: UInt8) {
+    needsComma.removeLast()
+    bytes.append(bracket)
+  }
+
+  /// Writes `"key":` inside an object; the next value call completes the member.
+  public mutating func key(_ key: String) {
+    separate()
+    appendString(key)
+    bytes.append(UInt8(ascii: ":"))
+    afterKey = true
+  }
+
+  public mutating func string(_ key: String, _ value: String) {
+    self.key(key)
+    string(value)
+  }
+
+  public mutating func string(_ value: String) {
+    separate()
+    appendString(value)
+  }
+
+  /// `"key":"` — a string value written in parts (`stringPart`…), closed by `endString`: links
+  /// and ids are built in place, not as temporary `String`s.
+  public mutating func beginString(_ key: String) {
+    self.key(key)
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  public mutating func stringPart(_ part: String) {
+    if !Self.isPlain(part) {
+      appendEscaped(part)
+    } else {
+      bytes.append(contentsOf: part.utf8)
+    }
+  }
+
+  /// A non-negative or negative integer's decimal digits, inside a string.
+  public mutating func stringPart(_ value: Int64) {
+    if value < 0 {
+      bytes.append(UInt8(ascii: "-"))
+      if value == .min {
+        bytes.append(contentsOf: "9223372036854775808".utf8)
+        return
+      }
+    }
+    var rest = value.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 19 digits at most, right-aligned below
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      repeat {
+        count += 1
+        buffer[24 - count] = UInt8(48 + rest % 10)
+        rest /= 10
+      } while rest > 0
+      bytes.append(contentsOf: buffer[(24 - count)..<24])
+    }
+  }
+
+  public mutating func endString() {
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// `"key":"12345"`: int64 fields are JSON strings in both API flavours.
+  public mutating func integerString(_ key: String, _ value: Int64) {
+    beginString(key)
+    stringPart(value)
+    endString()
+  }
+
+  /// `"key":"2024-01-02T03:04:05.678Z"`.
+  public mutating func timestamp(_ key: String, milliseconds: Int64) {
+    beginString(key)
+    Timestamp.append(milliseconds: milliseconds, to: &bytes)
+    endString()
+  }
+
+  /// `"key":"<base64 of bytes>"`.
+  public mutating func base64(_ key: String, _ value: some Collection<UInt8>) {
+    beginString(key)
+    Base64.append(value, to: &bytes)
+    endString()
+  }
+
+  public mutating func optionalString(_ key: String, _ value: String?) {
+    if let value { string(key, value) }
+  }
+
+  public mutating func raw(_ key: String, _ literal: String) {
+    self.key(key)
+    separate()
+    bytes.append(contentsOf: literal.utf8)
+  }
+
+  public mutating func bool(_ key: String, _ value: Bool) { raw(key, value ? "true" : "false") }
+
+  /// A literal value (number, `true`, `null`) as an array element or after `key`.
+  public mutating func rawValue(_ literal: String) {
+    separate()
+    bytes.append(contentsOf: literal.utf8)
+  }
+
+  public mutating func null(_ key: String) { raw(key, "null") }
+
+  public mutating func objectKey(_ key: String) {
+    self.key(key)
+    beginObject()
+  }
+
+  private mutating func separate() {
+    if afterKey {
+      afterKey = false
+      return
+    }
+    guard let last = needsComma.last else { return }
+    if last { bytes.append(UInt8(ascii: ",")) }
+    needsComma[needsComma.count - 1] = true
+  }
+
+  private mutating func appendString(_ value: String) {
+    bytes.append(UInt8(ascii: "\""))
+    if Self.isPlain(value) {
+      // Nothing to escape (nearly every string): one copy.
+      bytes.append(contentsOf: value.utf8)
+    } else {
+      appendEscaped(value)
+    }
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// Nothing in `value` needs escaping (nearly every string).
+  private static func isPlain(_ value: String) -> Bool {
+    value.utf8.withContiguousStorageIfAvailable { utf8 in
+      !utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    } ?? false
+  }
+
+  private mutating func appendEscaped(_ value: String) {
+    for byte in value.utf8 {
+      switch byte {
+      case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+      case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+      case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+      case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+      case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+      case 0..<0x20:
+        let (high, low) = Hex.digits(byte)
+        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 48, 48, high, low])
+      default: bytes.append(byte)
+      }
+    }
+  }
+}

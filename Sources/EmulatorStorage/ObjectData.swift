@@ -1,0 +1,5 @@
+/// An object's bytes for reading.
+public enum ObjectData: Sendable {
+  case bytes([UInt8])
+  case file(OpenFile)
+}
