@@ -39,7 +39,7 @@ extension FileBackend {
       try files.copy(from: source, to: target)
     }
     var info = stat()
-    guard stat(target, &info) == 0 else { throw Self.error("stage the upload", errno) }
+    guard SystemCall.retrying({ stat(target, &info) }) == 0 else { throw Self.error("stage the upload", errno) }
     return StagedData(id: target, size: Int64(info.st_size))
   }
 

@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -38,7 +39,7 @@ extension FileBackend {
   }
 
   func openJournal() throws(StorageError) {
-    guard access(journalPath, W_OK) == 0 else { throw Self.error("open the index journal", errno) }
+    guard SystemCall.retrying({ access(journalPath, W_OK) }) == 0 else { throw Self.error("open the index journal", errno) }
     journalState.withLock {
       $0.ready = true
       $0.named = []

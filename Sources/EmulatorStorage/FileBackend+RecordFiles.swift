@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ extension FileBackend {
     guard damaged.withLock({ $0.contains(path) }) else { return }
     try journal(IndexJournal.objectLine(bucket: bucket, name: name, generations: nil))
     let base = objectBase(probe)
-    guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
+    guard SystemCall.retrying({ unlink(path) }) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
     for file in (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
     where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") {
       unlink(base.dir + "/" + file)

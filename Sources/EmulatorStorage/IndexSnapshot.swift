@@ -151,7 +151,7 @@ enum IndexSnapshot {
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0 else { return nil }
+    guard SystemCall.retrying({ fstat(fd, &info) }) == 0 else { return nil }
     let size = Int(info.st_size)
     var bytes = [UInt8](repeating: 0, count: size)
     var offset = 0

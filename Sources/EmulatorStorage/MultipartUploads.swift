@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 import Synchronization
 
@@ -88,7 +89,7 @@ public final class MultipartUploads: Sendable {
     let size: Int64
     if let file {
       (digest, size) = try Self.digest(file: file)
-      if rename(file, target) != 0 {
+      if SystemCall.retrying({ rename(file, target) }) != 0 {
         // Another file system: copy.
         do {
           try FileManager.default.copyItem(atPath: file, toPath: target)
@@ -176,7 +177,7 @@ public final class MultipartUploads: Sendable {
 
   private static func moveAside(_ path: String, in directory: String, id: String) -> String {
     let target = directory + "/" + id + ".assembled"
-    return rename(path, target) == 0 ? target : path
+    return SystemCall.retrying({ rename(path, target) }) == 0 ? target : path
   }
 
   private static func digest(file: String) throws(StorageError) -> ((md5: [UInt8], crc32c: UInt32), Int64) {

@@ -192,7 +192,7 @@ public final class UploadSessions: Sendable {
         let source = SystemCall.retrying { open(file, O_RDONLY | O_CLOEXEC) }
         guard source >= 0 else { throw FileBackend.error("read the chunk", errno) }
         defer { close(source) }
-        guard lseek(source, off_t(skip), SEEK_SET) >= 0 else { throw FileBackend.error("read the chunk", errno) }
+        guard SystemCall.retrying({ lseek(source, off_t(skip), SEEK_SET) }) >= 0 else { throw FileBackend.error("read the chunk", errno) }
         try DurableFiles.readChunks(of: source, failure: "read the chunk") { chunk throws(StorageError) in
           let code = files.calls.write(out, chunk, path: path)
           if code != 0 { throw FileBackend.error("store the chunk", code) }
@@ -295,7 +295,7 @@ public final class UploadSessions: Sendable {
 
   private static func fileInfo(_ path: String) -> (size: Int64, modified: Int64)? {
     var info = stat()
-    guard stat(path, &info) == 0 else { return nil }
+    guard SystemCall.retrying({ stat(path, &info) }) == 0 else { return nil }
     return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000)
   }
 }
