@@ -128,11 +128,15 @@ import Testing
       kill(emulator, SIGKILL)
       process.process.waitUntilExit()
     }
+    let status = (try? String(contentsOfFile: "/proc/\(emulator)/status", encoding: .utf8)) ?? ""
+    #expect(status.contains("Uid:\t\(Self.stranger)\t"), "the emulator runs as the unprivileged user")
     try Self.uploadFlow(base: process.base)
     kill(emulator, SIGTERM)
     process.process.waitUntilExit()
 
-    let writes = Self.fileSystemWrites(inTrace: try String(contentsOfFile: trace, encoding: .utf8))
+    let text = try String(contentsOfFile: trace, encoding: .utf8)
+    #expect(text.contains("\(emulator) openat("), "the trace follows the emulator")
+    let writes = Self.fileSystemWrites(inTrace: text)
     #expect(writes.isEmpty, "calls that wrote to the file system:\n\(writes.joined(separator: "\n"))")
     #expect(try FileManager.default.contentsOfDirectory(atPath: readOnly.path).isEmpty)
     let owned = try Self.run("/usr/bin/find", ["/tmp", "/var/tmp", "/dev/shm", "-xdev", "-user", String(Self.stranger)])
