@@ -213,4 +213,5 @@ public final class MultipartUploads: Sendable {
   /// a crash in between leaves an upload missing parts, which start-up reads as it is).
   func removeEntries(_ id: String, parts: some Sequence<Int>) {
     space.discard(parts.sorted().map { Self.partName(id, $0) } + [Self.handOffName(id), Self.recordName(id)])
-  }}
+  }
+}

@@ -274,4 +274,5 @@ public final class UploadSessions: Sendable {
   /// Removes a session's record, bytes and hand-off link.
   func removeEntries(_ id: String) {
     for name in [Self.recordName(id), Self.partName(id), Self.handOffName(id)] { space.remove(name) }
-  }}
+  }
+}

@@ -30,7 +30,8 @@ import Testing
     defer { folder.cleanUp() }
     let first = MultipartUploads(space: try space(folder), maxBytes: 1 << 20)
     let upload = try first.initiate(bucket: "bkt", name: "dir/obj", patch: Self.richPatch())
-    let one = try first.putPart(upload.id, bucket: "bkt", name: "dir/obj", number: 1, bytes: Array("hello ".utf8), file: nil)
+    let one = try first.putPart(
+      upload.id, bucket: "bkt", name: "dir/obj", number: 1, bytes: Array("hello ".utf8), file: nil)
     // Part 2 arrives as a spooled body, which the space takes over.
     let spooled = folder.url.appendingPathComponent("spooled").path
     try Data("world".utf8).write(to: URL(fileURLWithPath: spooled))
@@ -77,7 +78,8 @@ import Testing
     #expect(Array(loaded.parts.keys) == [1], "the torn part 2 is not listed")
     #expect(reopened.count == 1)
     #expect(
-      space.names().sorted() == [MultipartUploads.partName(upload.id, 1), MultipartUploads.recordName(upload.id)].sorted())
+      space.names().sorted()
+        == [MultipartUploads.partName(upload.id, 1), MultipartUploads.recordName(upload.id)].sorted())
   }
 
   @Test(arguments: [true, false])
@@ -112,14 +114,17 @@ import Testing
     #expect(throws: StorageError.tooManyUploadSessions(limit: 2, retryAfterSeconds: 60)) {
       try uploads.initiate(bucket: "bkt", name: "c", patch: MetadataPatch())
     }
-    _ = try uploads.putPart(first.id, bucket: "bkt", name: "a", number: 1, bytes: Array(repeating: 1, count: 6), file: nil)
+    _ = try uploads.putPart(
+      first.id, bucket: "bkt", name: "a", number: 1, bytes: Array(repeating: 1, count: 6), file: nil)
     let before = space.names().sorted()
     #expect(throws: StorageError.self) {
-      try uploads.putPart(first.id, bucket: "bkt", name: "a", number: 2, bytes: Array(repeating: 1, count: 5), file: nil)
+      try uploads.putPart(
+        first.id, bucket: "bkt", name: "a", number: 2, bytes: Array(repeating: 1, count: 5), file: nil)
     }
     #expect(space.names().sorted() == before, "a part past the budget is refused before it is written")
     // Replacing part 1 counts its new size only.
-    _ = try uploads.putPart(first.id, bucket: "bkt", name: "a", number: 1, bytes: Array(repeating: 2, count: 10), file: nil)
+    _ = try uploads.putPart(
+      first.id, bucket: "bkt", name: "a", number: 1, bytes: Array(repeating: 2, count: 10), file: nil)
     // Expired uploads make room for a new one.
     _ = try uploads.initiate(
       bucket: "bkt", name: "c", patch: MetadataPatch(), now: Timestamp.nowMilliseconds() + 2 * 3_600_000)

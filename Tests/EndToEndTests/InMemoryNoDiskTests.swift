@@ -16,7 +16,8 @@ import Testing
     let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }
     #expect(try Curl.request("POST", base + "/storage/v1/b", body: "{\"name\":\"mem\"}").status == 200)
     // Simple upload, past the 1 MiB spool threshold.
-    let media = try Curl().perform("POST", base + "/upload/storage/v1/b/mem/o?uploadType=media&name=media.bin", body: big)
+    let media = try Curl().perform(
+      "POST", base + "/upload/storage/v1/b/mem/o?uploadType=media&name=media.bin", body: big)
     #expect(media.status == 200, "\(media.text)")
     // multipart/related.
     let related =
@@ -36,14 +37,17 @@ import Testing
       "PUT", location, body: Array(big[..<half]), headers: ["Content-Range: bytes 0-\(half - 1)/\(big.count)"])
     #expect(first.status == 308)
     let last = try Curl().perform(
-      "PUT", location, body: Array(big[half...]), headers: ["Content-Range: bytes \(half)-\(big.count - 1)/\(big.count)"])
+      "PUT", location, body: Array(big[half...]),
+      headers: ["Content-Range: bytes \(half)-\(big.count - 1)/\(big.count)"])
     #expect(last.status == 200, "\(last.text)")
     // XML multipart: a part over the spool threshold, one under; list, complete.
     let xmlName = base + "/mem/xml%20multipart.bin"
     let initiated = try Curl.request("POST", xmlName + "?uploads", headers: ["Content-Type: text/x-parts"])
     let id = try #require(initiated.text.components(separatedBy: "<UploadId>").last?.components(separatedBy: "<").first)
-    let tag1 = try #require(try Curl().perform("PUT", xmlName + "?partNumber=1&uploadId=\(id)", body: big).header("etag"))
-    let tag2 = try #require(try Curl.request("PUT", xmlName + "?partNumber=2&uploadId=\(id)", body: "tail").header("etag"))
+    let tag1 = try #require(
+      try Curl().perform("PUT", xmlName + "?partNumber=1&uploadId=\(id)", body: big).header("etag"))
+    let tag2 = try #require(
+      try Curl.request("PUT", xmlName + "?partNumber=2&uploadId=\(id)", body: "tail").header("etag"))
     #expect(try Curl.request("GET", xmlName + "?uploadId=\(id)").text.contains("<PartNumber>2</PartNumber>"))
     let done = try Curl.request(
       "POST", xmlName + "?uploadId=\(id)",
@@ -56,8 +60,9 @@ import Testing
     #expect(try Curl().perform("GET", xmlName).body == big + Array("tail".utf8))
     #expect(try Curl.request("GET", base + "/mem/related.txt").text == "related body")
     let listed = try Curl.request("GET", base + "/storage/v1/b/mem/o").json["items"] as? [[String: Any]]
-    #expect(listed?.compactMap { $0["name"] as? String }.sorted()
-      == ["media.bin", "related.txt", "resumable.bin", "xml multipart.bin"])
+    #expect(
+      listed?.compactMap { $0["name"] as? String }.sorted()
+        == ["media.bin", "related.txt", "resumable.bin", "xml multipart.bin"])
     // Deletes.
     for name in ["media.bin", "related.txt", "resumable.bin", "xml%20multipart.bin"] {
       #expect(try Curl.request("DELETE", base + "/storage/v1/b/mem/o/" + name).status == 204)
@@ -70,7 +75,8 @@ import Testing
   @Test(arguments: [false, true])
   func inMemoryFlowMakesNoRecordedWrite(_ inMemory: Bool) throws {
     let lines = Locked<[String]>([])
-    let server = try RunningEmulator(inMemory: inMemory, calls: .recording { line in lines.withLock { $0.append(line) } })
+    let server = try RunningEmulator(
+      inMemory: inMemory, calls: .recording { line in lines.withLock { $0.append(line) } })
     defer {
       server.stop()
       server.removeFolder()
@@ -111,7 +117,8 @@ import Testing
     chmod(folder.path, 0o755)
     chmod(readOnly.path, 0o555)
     let trace = folder.appendingPathComponent("trace").path
-    let calls = "open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,"
+    let calls =
+      "open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,"
       + "unlink,unlinkat,rmdir,truncate,mknod,mknodat"
     let process = try EmulatorProcess(
       arguments: ["--in-memory"],
@@ -139,7 +146,8 @@ import Testing
     let writes = Self.fileSystemWrites(inTrace: text)
     #expect(writes.isEmpty, "calls that wrote to the file system:\n\(writes.joined(separator: "\n"))")
     #expect(try FileManager.default.contentsOfDirectory(atPath: readOnly.path).isEmpty)
-    let owned = try Self.run("/usr/bin/find", ["/tmp", "/var/tmp", "/dev/shm", "-xdev", "-user", String(Self.stranger)])
+    let owned = try Self.run(
+      "/usr/bin/find", ["/tmp", "/var/tmp", "/dev/shm", "-xdev", "-user", String(Self.stranger)])
     #expect(owned.isEmpty, "files of the emulator's user: \(owned)")
   }
 
@@ -203,4 +211,3 @@ import Testing
     #expect(writes.last?.hasPrefix("12 rename") == true)
   }
 }
-

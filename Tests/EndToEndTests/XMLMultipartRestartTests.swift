@@ -15,8 +15,10 @@ import Testing
     let initiated = try Curl.request(
       "POST", object + "?uploads", headers: ["Content-Type: text/x-restart", "x-goog-meta-colour: blue"])
     let id = try #require(initiated.text.components(separatedBy: "<UploadId>").last?.components(separatedBy: "<").first)
-    let tag1 = try #require(try Curl().perform("PUT", object + "?partNumber=1&uploadId=\(id)", body: big).header("etag"))
-    let tag3 = try #require(try Curl.request("PUT", object + "?partNumber=3&uploadId=\(id)", body: "end").header("etag"))
+    let tag1 = try #require(
+      try Curl().perform("PUT", object + "?partNumber=1&uploadId=\(id)", body: big).header("etag"))
+    let tag3 = try #require(
+      try Curl.request("PUT", object + "?partNumber=3&uploadId=\(id)", body: "end").header("etag"))
     first.kill9()
 
     let second = try EmulatorProcess(arguments: arguments)

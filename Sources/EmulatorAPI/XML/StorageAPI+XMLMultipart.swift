@@ -45,7 +45,8 @@ extension StorageAPI {
         try uploads.complete(id, bucket: bucket, name: name, parts: parts) { upload, data throws(StorageError) in
           try store.insert(
             bucket: bucket, name: name, source: data,
-            upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets), conditions: conditions)
+            upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets),
+            conditions: conditions)
         }
       }
       var xml = XMLWriter()
