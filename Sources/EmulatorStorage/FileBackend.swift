@@ -71,7 +71,11 @@ public final class FileBackend: StorageBackend {
 
   /// `uploads/` or `multipart/` (created on first use).
   public func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace {
-    try FileUploadSpace(directory: root.path + "/" + kind.rawValue, files: files)
+    if kind == .multipart {
+      // Where earlier versions kept multipart parts for the life of one process only.
+      try? FileManager.default.removeItem(atPath: root.path + "/uploads-xml-multipart")
+    }
+    return try FileUploadSpace(directory: root.path + "/" + kind.rawValue, files: files)
   }
   var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
 

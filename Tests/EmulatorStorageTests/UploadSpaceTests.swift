@@ -78,11 +78,16 @@ import Testing
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let backend = try FileBackend(root: folder.url)
+    // The folder earlier versions kept multipart parts in, for one process's life, is dropped.
+    let legacy = folder.url.appendingPathComponent("uploads-xml-multipart/0123/1")
+    try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try Data([1]).write(to: legacy)
     let sessions = try #require(try backend.uploadSpace(.sessions) as? FileUploadSpace)
     let multipart = try #require(try backend.uploadSpace(.multipart) as? FileUploadSpace)
     #expect(sessions.directory == backend.root.path + "/uploads")
     #expect(multipart.directory == backend.root.path + "/multipart")
     #expect(backend.spoolDirectory == backend.root.path + "/tmp")
+    #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("uploads-xml-multipart").path))
     let memory = MemoryBackend()
     #expect(memory.spoolDirectory == nil)
     #expect(try memory.uploadSpace(.sessions) is MemoryUploadSpace)
