@@ -36,6 +36,13 @@ public protocol StorageBackend: Sendable {
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
   /// Saves the whole index so the next `load` is fast (called with no write in progress).
   func saveSnapshot(_ state: LoadedState) throws(StorageError)
+  /// Where unfinished uploads of `kind` keep their records and bytes: beside the objects, so
+  /// they share the backend's lifetime (on disk they survive a restart, in memory they do not).
+  /// The same space for every call with one kind.
+  func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace
+  /// A folder for request bodies too large to hold in memory, on the file system of the data
+  /// (so `stage(file:)` moves them instead of copying); nil: bodies are kept in memory.
+  var spoolDirectory: String? { get }
 }
 
 extension StorageBackend {
