@@ -156,7 +156,8 @@ public func makeEmulator(
     serverConfiguration.spoolThresholdBytes = Int.max
   }
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
-  let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
+  let maintenance = Maintenance(
+    store: store, sessions: sessions, multipart: multipart, configuration: configuration, log: log)
   let feed = ChangeFeed(subscribe: { [store] feed in store.changes.add { [weak feed] in feed?.record($0) } })
   let webhooks = configuration.webhooks.compactMap { url in
     WebhookDispatcher.Endpoint(url).map { WebhookDispatcher(endpoint: $0, log: log) }
