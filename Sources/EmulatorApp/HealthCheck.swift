@@ -4,28 +4,12 @@ import Foundation
   import Glibc
 #endif
 
-/// `storage-emulator health [--host H] [--port P]`: asks a running emulator for
+/// `storage-emulator health [--host H] [--port P]` (see `Health`): asks a running emulator for
 /// `GET /internal/health` and exits 0 when it answers 200, 1 otherwise. For Docker's
 /// HEALTHCHECK (the slim image has no curl) and scripts.
 enum HealthCheck {
-  static func run(_ arguments: [String]) -> Int32 {
-    var host = "127.0.0.1"
-    var port = 9199
-    var args = arguments[...]
-    while let argument = args.popFirst() {
-      switch argument {
-      case "--host": host = args.popFirst() ?? host
-      case "--port":
-        guard let text = args.popFirst(), let value = Int(text), (1...65535).contains(value) else {
-          FileHandle.standardError.write(Data("storage-emulator health: --port must be 1...65535\n".utf8))
-          return 2
-        }
-        port = value
-      default:
-        FileHandle.standardError.write(Data("storage-emulator health: unknown argument '\(argument)'\n".utf8))
-        return 2
-      }
-    }
+  static func run(host: String, port: Int) -> Int32 {
+    var host = host
     if host == "localhost" || host == "0.0.0.0" { host = "127.0.0.1" }
     guard let status = status(host: host, port: port) else {
       FileHandle.standardError.write(Data("storage-emulator health: no answer from \(host):\(port)\n".utf8))
