@@ -95,9 +95,10 @@ struct FlagValues {
       } else if let option = Self.optionsByFlag[flag] {
         switch option.kind {
         case .bool:
-          values[option.key] = try inline.map { text throws(ConfigurationError) in
-            try EmulatorConfiguration.read(option, text, source: flag)
-          } ?? .bool(true)
+          values[option.key] =
+            try inline.map { text throws(ConfigurationError) in
+              try EmulatorConfiguration.read(option, text, source: flag)
+            } ?? .bool(true)
         case .list:
           let items = (try? values[option.key]?.strings()) ?? []
           values[option.key] = .strings(items + [try text()])
@@ -125,19 +126,24 @@ extension EmulatorConfiguration {
       "marked + add up across sources.", "",
     ]
     for option in options {
-      var head = "  " + (option.kind == .bool ? option.flag.replacingOccurrences(of: "--", with: "--[no-]") : option.flag)
+      var head =
+        "  " + (option.kind == .bool ? option.flag.replacingOccurrences(of: "--", with: "--[no-]") : option.flag)
       if !option.valueName.isEmpty { head += " " + option.valueName }
       var repeatable = ""
       if case .list(let accumulates) = option.kind { repeatable = accumulates ? " (repeatable, +)" : " (repeatable)" }
-      lines += helpEntry(head, [
-        (option.help + repeatable).split(separator: " ").map(String.init),
-        ["default \(option.defaultText);", "env \(option.variable);", "key \(option.key)"],
-      ])
+      lines += helpEntry(
+        head,
+        [
+          (option.help + repeatable).split(separator: " ").map(String.init),
+          ["default \(option.defaultText);", "env \(option.variable);", "key \(option.key)"],
+        ])
     }
-    lines += helpEntry("  --config FILE", [
-      "read settings from FILE (see config/storage-emulator.toml)".split(separator: " ").map(String.init),
-      ["env \(configFileVariable)"],
-    ])
+    lines += helpEntry(
+      "  --config FILE",
+      [
+        "read settings from FILE (see config/storage-emulator.toml)".split(separator: " ").map(String.init),
+        ["env \(configFileVariable)"],
+      ])
     return lines.joined(separator: "\n")
   }
 

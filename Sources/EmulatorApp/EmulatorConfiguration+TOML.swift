@@ -162,8 +162,10 @@ struct ConfigFileParser {
   }
 
   private static func endsBareValue(_ byte: UInt8) -> Bool {
-    [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "#"),
-     UInt8(ascii: ","), UInt8(ascii: "]")].contains(byte)
+    [
+      UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "#"),
+      UInt8(ascii: ","), UInt8(ascii: "]"),
+    ].contains(byte)
   }
 
   /// `[+-]?(0|[1-9](_?[0-9])*)` as TOML writes decimal integers; nil if malformed or past 64 bits.
@@ -206,7 +208,8 @@ struct ConfigFileParser {
       if peek == UInt8(ascii: ",") {
         index += 1
       } else if peek != UInt8(ascii: "]") {
-        throw fail("expected ',' or ']' in the array, found '\(peek.map { _ in character(at: index) } ?? "end of file")'")
+        throw fail(
+          "expected ',' or ']' in the array, found '\(peek.map { _ in character(at: index) } ?? "end of file")'")
       }
     }
   }
@@ -257,7 +260,9 @@ struct ConfigFileParser {
   ]
 
   private func checkStringByte(_ byte: UInt8) throws(ConfigurationError) {
-    if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { throw fail("unterminated string at the end of the line") }
+    if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+      throw fail("unterminated string at the end of the line")
+    }
     if byte < 0x20 && byte != UInt8(ascii: "\t") || byte == 0x7F {
       throw fail("control character in a string (write it as an escape)")
     }

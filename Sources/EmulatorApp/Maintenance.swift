@@ -81,7 +81,9 @@ public final class Maintenance: Sendable {
       let started = DispatchTime.now().uptimeNanoseconds
       let summary = try export(to: path)
       let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-      log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))")
+      log(
+        "export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))"
+      )
       return [("objects", Int64(summary.objects)), ("buckets", Int64(summary.buckets)), ("bytes", summary.bytes)]
     }
   }
@@ -120,7 +122,9 @@ public final class Maintenance: Sendable {
       ExtraRoute("POST", "/internal/reset") { [self] _ in
         countsResponse { () throws(StorageError) in
           let summary = try reset()
-          log("reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload sessions")
+          log(
+            "reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload sessions"
+          )
           return [
             ("objects", Int64(summary.objects)), ("buckets", Int64(summary.buckets)),
             ("uploadSessions", Int64(summary.uploadSessions)),

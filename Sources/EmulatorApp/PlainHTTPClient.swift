@@ -91,7 +91,9 @@ enum PlainHTTPClient {
         if after.isEmpty {
           port = 80
         } else {
-          guard after.hasPrefix(":"), let value = Int(after.dropFirst()), (1...65535).contains(value) else { return nil }
+          guard after.hasPrefix(":"), let value = Int(after.dropFirst()), (1...65535).contains(value) else {
+            return nil
+          }
           port = value
         }
       } else if let colon = authority.lastIndex(of: ":") {
@@ -106,8 +108,10 @@ enum PlainHTTPClient {
       }
       // A name, an IPv4 address or (in brackets) an IPv6 one: nothing that could break the request.
       guard !host.isEmpty,
-        host.utf8.allSatisfy({ $0 == 45 || $0 == 46 || $0 == 58 || (48...57).contains($0) || (65...90).contains($0)
-          || (97...122).contains($0) })
+        host.utf8.allSatisfy({
+          $0 == 45 || $0 == 46 || $0 == 58 || (48...57).contains($0) || (65...90).contains($0)
+            || (97...122).contains($0)
+        })
       else { return nil }
       self.target = target
       self.url = url

@@ -131,7 +131,8 @@ final class WebhookDispatcher: Sendable {
     var json = JSONWriter(capacity: 1024)
     json.beginObject()
     json.string("specversion", "1.0")
-    json.string("id", "\(object.generation)-\(object.metageneration)-\(change.kind.rawValue)-\(UUID().uuidString.prefix(8))")
+    json.string(
+      "id", "\(object.generation)-\(object.metageneration)-\(change.kind.rawValue)-\(UUID().uuidString.prefix(8))")
     json.string("source", "//storage.googleapis.com/projects/_/buckets/\(object.bucket)")
     json.string("type", "google.cloud.storage.object.v1.\(change.kind.rawValue)")
     json.string("subject", "objects/\(object.name)")

@@ -60,7 +60,9 @@ import Testing
   }
 
   @Test func malformedNumbersAreRefused() {
-    for text in ["012", "1__0", "10_", "_1", "0x1F", "0o17", "0b101", "1.5", "1e3", "inf", "nan", "1979-05-27", "+", "٣"] {
+    for text in [
+      "012", "1__0", "10_", "_1", "0x1F", "0o17", "0b101", "1.5", "1e3", "inf", "nan", "1979-05-27", "+", "٣",
+    ] {
       #expect(error("k = \(text)") != nil, "\(text)")
     }
   }

@@ -74,19 +74,27 @@ import Testing
     let configuration = try Self.resolve(all)
     #expect(configuration.server.host == "0.0.0.0" && configuration.server.port == 8080)
     #expect(configuration.dataDirectory == "/tmp/d" && configuration.inMemory && configuration.fsync)
-    #expect(configuration.strictBuckets && configuration.api.lenientBuckets && configuration.api.xmlVirtualHost == "xml.test")
-    #expect(configuration.buckets == ["b1"] && configuration.signingKeyFiles == ["k.pem"] && configuration.hmacKeys == ["ID:SECRET"])
+    #expect(
+      configuration.strictBuckets && configuration.api.lenientBuckets && configuration.api.xmlVirtualHost == "xml.test")
+    #expect(
+      configuration.buckets == ["b1"] && configuration.signingKeyFiles == ["k.pem"]
+        && configuration.hmacKeys == ["ID:SECRET"])
     #expect(configuration.origins.allows("https://app.example") && configuration.allowedHosts == ["app.example"])
     #expect(configuration.api.maxUploadBytes == 5 && configuration.api.maxMetadataBytes == 100)
-    #expect(configuration.server.limits.maxRequestLineBytes == 100 && configuration.server.limits.maxHeaderBytes == 1000)
+    #expect(
+      configuration.server.limits.maxRequestLineBytes == 100 && configuration.server.limits.maxHeaderBytes == 1000)
     #expect(configuration.server.limits.maxHeaderCount == 10 && configuration.server.maxConnections == 5)
     let timeouts = configuration.server.timeouts
-    #expect([timeouts.idleSeconds, timeouts.headerSeconds, timeouts.bodyStallSeconds, timeouts.writeStallSeconds] == [7, 7, 7, 7])
+    #expect(
+      [timeouts.idleSeconds, timeouts.headerSeconds, timeouts.bodyStallSeconds, timeouts.writeStallSeconds] == [
+        7, 7, 7, 7,
+      ])
     #expect(configuration.uploadSessions.ttlSeconds == 60 && configuration.uploadSessions.maxOpen == 5)
     #expect(configuration.shutdownGraceSeconds == 9 && configuration.server.blockingLanes == 3)
     #expect(configuration.server.eventLoops == 63)
     #expect(configuration.rulesFile == "r.rules" && configuration.firebaseJSON == "f.json")
-    #expect(configuration.seedDirectory == "s" && configuration.importDirectory == "i" && configuration.exportOnExit == "e")
+    #expect(
+      configuration.seedDirectory == "s" && configuration.importDirectory == "i" && configuration.exportOnExit == "e")
     #expect(configuration.webhooks == ["http://127.0.0.1:1/x"])
     #expect(configuration.logLevel == .debug && configuration.logFormat == .json)
   }
@@ -122,7 +130,8 @@ import Testing
     #expect(merged.buckets == ["file", "env1", "env2", "flag"])
     #expect(merged.hmacKeys == ["F:1", "E:1", "G:1"])
     #expect(merged.webhooks == ["http://h/env"])
-    let flagged = try Self.resolve(["--webhook", "http://h/a", "--webhook", "http://h/b"], environment: environment, file: file)
+    let flagged = try Self.resolve(
+      ["--webhook", "http://h/a", "--webhook", "http://h/b"], environment: environment, file: file)
     #expect(flagged.webhooks == ["http://h/a", "http://h/b"])
   }
 
@@ -135,7 +144,9 @@ import Testing
       return "port = 1234"
     }
     #expect(configuration.server.port == 1234 && asked == ["env.toml"])
-    _ = try EmulatorConfiguration.resolve(arguments: ["--config", "flag.toml"], environment: ["STORAGE_EMULATOR_CONFIG": "env.toml"]) {
+    _ = try EmulatorConfiguration.resolve(
+      arguments: ["--config", "flag.toml"], environment: ["STORAGE_EMULATOR_CONFIG": "env.toml"]
+    ) {
       asked.append($0)
       return ""
     }
@@ -164,9 +175,15 @@ import Testing
     }
     let cases: [(() throws(ConfigurationError) -> EmulatorConfiguration, String)] = [
       ({ () throws(ConfigurationError) in try Self.resolve([option.flag + "=" + bad]) }, "\(option.flag): "),
-      ({ () throws(ConfigurationError) in try Self.resolve(environment: [option.variable: bad]) }, "\(option.variable): "),
-      ({ () throws(ConfigurationError) in
-          try Self.resolve(file: option.kind == .bool ? "\(key) = \"\(bad)\"" : Self.fileLine(option, bad)) }, "test.toml:1: \(key): "),
+      (
+        { () throws(ConfigurationError) in try Self.resolve(environment: [option.variable: bad]) },
+        "\(option.variable): "
+      ),
+      (
+        { () throws(ConfigurationError) in
+          try Self.resolve(file: option.kind == .bool ? "\(key) = \"\(bad)\"" : Self.fileLine(option, bad))
+        }, "test.toml:1: \(key): "
+      ),
     ]
     for (attempt, prefix) in cases {
       do {
@@ -197,7 +214,8 @@ import Testing
       try Self.resolve(["extra"])
     }
     #expect(throws: ConfigurationError("--port needs a value")) { try Self.resolve(["--port"]) }
-    #expect(throws: ConfigurationError("test.toml:2: prot: unknown key (config/storage-emulator.toml lists every key)")) {
+    #expect(throws: ConfigurationError("test.toml:2: prot: unknown key (config/storage-emulator.toml lists every key)"))
+    {
       try Self.resolve(file: "port = 1\nprot = 2")
     }
   }

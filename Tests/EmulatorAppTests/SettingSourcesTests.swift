@@ -21,7 +21,8 @@ import Testing
     let fromEnvironment = try CommandLineTool.parse(["--config", folder.path], environment: environment)
     #expect(fromEnvironment.logLevel == .debug)
     #expect(fromEnvironment.logFormat == .text)
-    let fromFlags = try CommandLineTool.parse(["--log-level", "error", "--log-format", "json"], environment: environment)
+    let fromFlags = try CommandLineTool.parse(
+      ["--log-level", "error", "--log-format", "json"], environment: environment)
     #expect(fromFlags.logLevel == .error)
     #expect(fromFlags.logFormat == .json)
     #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--log-level", "loud"], environment: [:]) }
@@ -32,10 +33,13 @@ import Testing
   }
 
   @Test func webhookURLsFromFlagsAndConfigAreChecked() throws {
-    let parsed = try CommandLineTool.parse(["--webhook", "http://127.0.0.1:8080/a", "--webhook", "http://[::1]:9/b?c"], environment: [:])
+    let parsed = try CommandLineTool.parse(
+      ["--webhook", "http://127.0.0.1:8080/a", "--webhook", "http://[::1]:9/b?c"], environment: [:])
     #expect(parsed.webhooks == ["http://127.0.0.1:8080/a", "http://[::1]:9/b?c"])
     for bad in ["https://example.com/", "ftp://x", "http://", "http://host:99999/", "http://a b/", "http://u@h/"] {
-      #expect(throws: ConfigurationError.self, "\(bad)") { try CommandLineTool.parse(["--webhook", bad], environment: [:]) }
+      #expect(throws: ConfigurationError.self, "\(bad)") {
+        try CommandLineTool.parse(["--webhook", bad], environment: [:])
+      }
     }
     var configuration = EmulatorConfiguration()
     try configuration.apply(configFile: #"webhooks = ["http://localhost:7000/events"]"#)
@@ -55,11 +59,11 @@ import Testing
       to: file, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: file) }
     let parsed = try CommandLineTool.parse(
-        ["--config", file.path, "--cors-origin", "https://flag.example", "--allowed-host", "flag-host"],
-        environment: [
-          "STORAGE_EMULATOR_CORS_ORIGINS": "https://env.example, http://env2.example:8080",
-          "STORAGE_EMULATOR_ALLOWED_HOSTS": "env-host",
-        ])
+      ["--config", file.path, "--cors-origin", "https://flag.example", "--allowed-host", "flag-host"],
+      environment: [
+        "STORAGE_EMULATOR_CORS_ORIGINS": "https://env.example, http://env2.example:8080",
+        "STORAGE_EMULATOR_ALLOWED_HOSTS": "env-host",
+      ])
     for origin in ["https://file.example", "https://flag.example", "https://env.example", "http://env2.example:8080"] {
       #expect(parsed.origins.allows(origin), "\(origin)")
     }

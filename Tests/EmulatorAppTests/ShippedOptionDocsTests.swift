@@ -28,7 +28,8 @@ import Testing
     var inArray = false
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
       let key = line.dropFirst(2).prefix { $0 != " " }
-      if line.hasPrefix("# "), inArray || EmulatorConfiguration.optionsByKey[String(key)] != nil && line.contains(" = ") {
+      if line.hasPrefix("# "), inArray || EmulatorConfiguration.optionsByKey[String(key)] != nil && line.contains(" = ")
+      {
         uncommented.append(String(line.dropFirst(2)))
         inArray = line.hasSuffix("[") || inArray && !line.hasSuffix("]")
       } else {
@@ -58,9 +59,13 @@ import Testing
   }
 
   @Test func helpListsEveryOptionWithItsSources() {
-    for help in [StorageEmulatorCommand.helpMessage(columns: 100), StorageEmulatorCommand.helpMessage(for: Serve.self, columns: 80)] {
+    for help in [
+      StorageEmulatorCommand.helpMessage(columns: 100),
+      StorageEmulatorCommand.helpMessage(for: Serve.self, columns: 80),
+    ] {
       for option in EmulatorConfiguration.options {
-        #expect(help.contains(option.flag.replacingOccurrences(of: "--", with: option.kind == .bool ? "--[no-]" : "--")))
+        #expect(
+          help.contains(option.flag.replacingOccurrences(of: "--", with: option.kind == .bool ? "--[no-]" : "--")))
         #expect(help.contains(option.variable) && help.contains("key \(option.key)"), "\(option.key)")
       }
       #expect(help.contains("--config FILE") && help.contains("STORAGE_EMULATOR_CONFIG"))
@@ -78,9 +83,12 @@ import Testing
   }
 
   @Test func healthTakesHostAndPortAndRefusesABadPort() throws {
-    let health = try #require(try StorageEmulatorCommand.parseAsRoot(["health", "--host", "::1", "--port", "5"]) as? Health)
+    let health = try #require(
+      try StorageEmulatorCommand.parseAsRoot(["health", "--host", "::1", "--port", "5"]) as? Health)
     #expect(health.host == "::1" && health.port == 5)
-    for bad in [["health", "--port", "0"], ["health", "--port", "x"], ["health", "--port", "70000"], ["health", "extra"]] {
+    for bad in [
+      ["health", "--port", "0"], ["health", "--port", "x"], ["health", "--port", "70000"], ["health", "extra"],
+    ] {
       #expect(throws: (any Error).self, "\(bad)") { try StorageEmulatorCommand.parseAsRoot(bad) }
     }
   }
