@@ -82,13 +82,15 @@ public enum CommandLineTool {
 
   /// Runs the command line; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    // First thing, before parsing starts any thread (see ShutdownSignals); not for `health`,
+    // which Ctrl-C should stop.
+    if arguments.first != "health" { ShutdownSignals.block() }
     StorageEmulatorCommand.main(arguments)
     exit(0)
   }
 
   /// Runs the emulator until SIGINT/SIGTERM; never returns.
   static func serve(_ configuration: EmulatorConfiguration) -> Never {
-    ShutdownSignals.block()
     let sink = LogSink.standardError()
     let logger = Logger(label: "storage-emulator") { _ in
       EmulatorLogHandler(level: configuration.logLevel, format: configuration.logFormat, sink: sink)
