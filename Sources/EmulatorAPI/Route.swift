@@ -45,12 +45,6 @@ public struct Route: Sendable, Equatable {
   /// `/compose` (meaningful for POST only; other methods address the whole name).
   public var action: ObjectAction?
 
-  public init(surface: Surface, resource: Resource, action: ObjectAction? = nil) {
-    self.surface = surface
-    self.resource = resource
-    self.action = action
-  }
-
   /// Matches the raw (still percent-encoded) path, so `%2F` inside an object name is never taken
   /// for a separator. The object name is everything after `/o/`, decoded once; a raw `/` and `%2F`
   /// both mean `/`; `.../o/` is the object with the empty name (a 404, never a listing: the C++

@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 
 /// Signed URLs and V4 POST policy form uploads (docs/PROTOCOL.md "Signed URLs").
@@ -70,7 +71,7 @@ extension StorageAPI {
       guard SignedURLVerifier.parseV4Date(date) != nil, date.hasPrefix(credential.date) else {
         throw .invalid("x-goog-date must be YYYYMMDD'T'HHMMSS'Z' on the credential's date, got '\(date)'.")
       }
-      guard let signature = SignedURLVerifier.hexBytes(try form.required("x-goog-signature")) else {
+      guard let signature = Hex.decode(try form.required("x-goog-signature")) else {
         throw .invalid("x-goog-signature must be hexadecimal.")
       }
       if !signing.keys.isEmpty {

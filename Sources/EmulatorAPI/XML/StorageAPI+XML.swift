@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 
 /// The XML API (PROTOCOL.md, "XML API"): objects at `/<bucket>/<object>` or on a virtual host,
@@ -126,20 +127,10 @@ extension StorageAPI {
   /// The XML API's ETag: the quoted hex MD5, or for a composite (no MD5) the CRC32C and the
   /// component count.
   static func xmlETag(_ object: ObjectMetadata) -> String {
-    if let md5 = object.md5 { return "\"" + hex(md5) + "\"" }
+    if let md5 = object.md5 { return "\"" + Hex.encode(md5) + "\"" }
     return "\"" + String(format: "%08x", object.crc32c) + "-\(object.componentCount ?? 1)\""
   }
 
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
 
   /// Whether an `If-Match` / `If-None-Match` list names this object: its XML ETag, its JSON
   /// ETag, or `*`. Weak tags compare by their value.
