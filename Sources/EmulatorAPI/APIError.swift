@@ -72,15 +72,18 @@ public struct APIError: Error, Sendable, Equatable {
 
   /// The error body in the surface's flavour: GCS `{"error":{"code","message","errors":[…]}}`,
   /// Firebase `{"error":{"code","message"}}`. 304 has no body.
-  public func response(firebase: Bool) -> HTTPResponse {
+  public func response(firebase: Bool) -> HTTPResponse { response(firebase ? .firebase : .gcs) }
+
+  /// The error body in a flavour (see `response(firebase:)`).
+  public func response(_ flavour: Flavour) -> HTTPResponse {
     var headers = self.headers
-    if status == 304 { return HTTPResponse(status: 304, headers: headers) }
+    if status == 304 { return HTTPResponse(.notModified, headers: headers) }
     var json = JSONWriter(capacity: 256)
     json.beginObject()
     json.objectKey("error")
     json.raw("code", String(status))
     json.string("message", message)
-    if !firebase {
+    if flavour.errorsHaveDetails {
       json.beginArray("errors")
       json.beginObject()
       json.string("domain", "global")

@@ -9,14 +9,14 @@ final class RenderCache: Sendable {
     var bucket: String
     /// By its bytes: two names that differ only in Unicode normalisation are two objects.
     var name: ObjectKey
-    var firebase: Bool
+    var flavour: Flavour
     var baseURL: String
     var fields: Set<String>?
 
-    init(bucket: String, name: String, firebase: Bool, baseURL: String, fields: Set<String>?) {
+    init(bucket: String, name: String, flavour: Flavour, baseURL: String, fields: Set<String>?) {
       self.bucket = bucket
       self.name = ObjectKey(name)
-      self.firebase = firebase
+      self.flavour = flavour
       self.baseURL = baseURL
       self.fields = fields
     }

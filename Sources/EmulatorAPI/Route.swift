@@ -1,6 +1,6 @@
 import EmulatorHTTP
 
-/// Which URL surface a request came in on; it decides the JSON flavour.
+/// Which URL surface a request came in on; it decides the JSON flavour (`Flavour`).
 public enum Surface: Sendable, Equatable, CaseIterable {
   /// `/b/...`: the design card's paths, what the Node GCS client calls. GCS flavour.
   case bare
@@ -13,8 +13,6 @@ public enum Surface: Sendable, Equatable, CaseIterable {
   case download
   /// `/v0/b/...`: the Firebase Storage API. Firebase flavour.
   case firebase
-
-  public var isFirebase: Bool { self == .firebase }
 }
 
 /// What a request path addresses.

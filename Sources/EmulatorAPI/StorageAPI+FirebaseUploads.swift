@@ -39,7 +39,7 @@ extension StorageAPI {
     let url =
       "\(context.json.baseURL)/v0/b/\(URLCoding.encodeComponent(bucket))/o?name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)&upload_protocol=resumable"
     return HTTPResponse(
-      status: 200,
+      .ok,
       headers: [
         "x-goog-upload-status": "active", "x-goog-upload-url": url, "x-goog-upload-control-url": url,
         "x-goog-upload-chunk-granularity": "262144", "x-guploader-uploadid": session.id,
@@ -66,7 +66,7 @@ extension StorageAPI {
         "x-goog-upload-status": state.rawValue, "x-goog-upload-size-received": String(received),
       ]
       if let extra {
-        var response = extra.response(firebase: true)
+        var response = extra.response(.firebase)
         for field in headers { response.headers.set(field.name, field.value) }
         return response
       }

@@ -10,7 +10,7 @@ extension StorageAPI {
   func upload(_ context: RequestContext) throws(APIError) -> HTTPResponse {
     let (bucket, pathName) = (context.bucket, context.objectName)
     let headers = context.request.headers
-    if context.route.surface.isFirebase {
+    if context.flavour.usesGoogUploadProtocol {
       let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
       switch protocolName {
       case "raw": return try simpleUpload(context, bucket: bucket, pathName: pathName)
@@ -38,8 +38,7 @@ extension StorageAPI {
   }
 
   func patchOptions(_ context: RequestContext, replace: Bool = false) -> MetadataPatch.Options {
-    let firebase = context.route.surface.isFirebase
-    return MetadataPatch.Options(replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+    context.flavour.patchOptions(replace: replace)
   }
 
   /// GCS media upload and the Firebase raw upload: the body is the data.
@@ -94,21 +93,21 @@ extension StorageAPI {
     hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
   ) throws(APIError) -> HTTPResponse {
     var patch = patch
-    let firebase = context.route.surface.isFirebase
+    let defaults = context.flavour.setsUploadDefaults
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
       patch.fields[.contentEncoding] = .set(encoding)
     }
-    if firebase && patch.fields[.contentDisposition] == nil {
+    if defaults && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
-      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase,
+      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: defaults,
       createsBucket: createsBucket(context.route.surface))
     // Taken only now: a spooled file handed over earlier would be left behind by an error above.
     // From here on it is removed on every failure (by the rules check when it denies, by the store).
     let data = source()
-    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
+    if context.flavour.checksRules { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
     let object = try storage { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     }
@@ -181,7 +180,7 @@ extension StorageAPI {
       contentType: type, firebase: false)
     let location =
       "\(context.json.baseURL)/upload/storage/v1/b/\(URLCoding.encodeComponent(bucket))/o?uploadType=resumable&name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)"
-    return HTTPResponse(status: 200, headers: ["location": location, "x-guploader-uploadid": session.id])
+    return HTTPResponse(.ok, headers: ["location": location, "x-guploader-uploadid": session.id])
   }
 
   /// Creates a resumable session that keeps the start's metadata document for the commit.
@@ -204,7 +203,7 @@ extension StorageAPI {
     let session = try storage { () throws(StorageError) in try sessions.session(id) }
     if context.method == "DELETE" {
       try storage { () throws(StorageError) in try sessions.cancel(id) }
-      return HTTPResponse(status: 204)
+      return HTTPResponse(.noContent)
     }
     if session.state == .final { return try finishedSession(context, session) }
     guard session.state == .active else {

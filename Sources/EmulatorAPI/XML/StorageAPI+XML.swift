@@ -66,12 +66,12 @@ extension StorageAPI {
 
   func xmlCreateBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
     try xml { () throws(StorageError) in _ = try store.createBucket(context.bucket) }
-    return HTTPResponse(status: 200)
+    return HTTPResponse(.ok)
   }
 
   func xmlDeleteBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
     try xml { () throws(StorageError) in try store.deleteBucket(context.bucket) }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 
   func xmlDelete(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
@@ -80,7 +80,7 @@ extension StorageAPI {
     try xml { () throws(StorageError) in
       try store.delete(bucket: context.bucket, name: context.name, conditions: conditions)
     }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 
   /// Query keys that name a bucket or object subresource the emulator does not serve.
@@ -209,7 +209,7 @@ extension StorageAPI {
     let object = try xml { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: Self.source(request), upload: upload, conditions: conditions)
     }
-    return HTTPResponse(status: 200, headers: Self.xmlObjectHeaders(object))
+    return HTTPResponse(.ok, headers: Self.xmlObjectHeaders(object))
   }
 
   /// Metadata from an XML request's headers: Content-Type, Cache-Control, Content-Disposition,

@@ -35,7 +35,7 @@ extension StorageAPI {
       let info = try xml { () throws(StorageError) in
         try uploads.putPart(id, bucket: bucket, name: name, number: number, bytes: request.body, file: file)
       }
-      return HTTPResponse(status: 200, headers: ["etag": "\"" + Hex.encode(info.md5) + "\""])
+      return HTTPResponse(.ok, headers: ["etag": "\"" + Hex.encode(info.md5) + "\""])
     case "GET", "HEAD":
       return try xmlListParts(uploads, id: id, query, bucket: bucket, name: name)
     case "POST":
@@ -60,7 +60,7 @@ extension StorageAPI {
     case "DELETE":
       _ = try xml { () throws(StorageError) in try uploads.upload(id, bucket: bucket, name: name) }
       uploads.abort(id)
-      return HTTPResponse(status: 204)
+      return HTTPResponse(.noContent)
     default:
       throw Self.xmlNotAllowed(method, "GET, PUT, POST, DELETE")
     }
