@@ -32,7 +32,7 @@ public struct APIError: Error, Sendable, Equatable {
       self.init(404, .notFound, "The specified bucket does not exist: \(bucket)")
     case .objectNotFound(let bucket, let name):
       self.init(404, .notFound, "No such object: \(bucket)/\(name)")
-    case .invalid(let message):
+    case .invalid(let message), .checksumMismatch(let message):
       self.init(400, .invalid, message)
     case .required(let message):
       self.init(400, .required, message)
@@ -44,8 +44,6 @@ public struct APIError: Error, Sendable, Equatable {
       self.init(409, .conflict, "The bucket '\(bucket)' already exists.")
     case .bucketNotEmpty(let bucket):
       self.init(409, .conflict, "The bucket you tried to delete is not empty: \(bucket)")
-    case .checksumMismatch(let message):
-      self.init(400, .invalid, message)
     case .tooLarge(let message):
       self.init(413, .uploadTooLarge, message)
     case .insufficientStorage(let message):
