@@ -45,7 +45,7 @@ extension StorageAPI {
     }
   }
 
-  /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.
+  /// `GET /storage/v1/b/{bucket}/storageLayout`: the bucket's `hierarchicalNamespace` as it was created.
   func storageLayout(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
     guard context.method == "GET" || context.method == "HEAD" else {
       throw Self.notAllowed(context.method, "GET, HEAD")
@@ -59,7 +59,7 @@ extension StorageAPI {
     json.string("locationType", info.settings["locationType"]?.stringValue ?? "multi-region")
     json.key("hierarchicalNamespace")
     json.beginObject()
-    json.bool("enabled", false)
+    json.bool("enabled", info.settings["hierarchicalNamespace"]?["enabled"] == .bool(true))
     json.endObject()
     json.endObject()
     return context.ok(json.bytes)
