@@ -38,7 +38,9 @@ extension StorageAPI {
       }
       return context.ok(context.json.bucket(info))
     case "DELETE":
-      try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
+      try storage { () throws(StorageError) in
+        try store.deleteBucket(bucket, discardingNoncurrent: limits.discardNoncurrentOnBucketDelete)
+      }
       return HTTPResponse(status: 204)
     default:
       throw Self.notAllowed(context.method, "GET, HEAD, PATCH, PUT, DELETE")

@@ -29,6 +29,9 @@ public enum CommandLineTool {
                            every surface (Firebase /v0 included)
       --lenient-buckets    a write on a GCS surface to a missing bucket creates it
                            (default: 404 as on GCS; Firebase /v0 always creates it)
+      --discard-noncurrent-on-bucket-delete
+                           deleting a bucket holding only noncurrent generations
+                           discards them (default: 409 as on GCS)
       --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
       --bucket NAME        create this bucket at start-up (repeatable)
       --signing-key FILE   verify signed URLs with this RSA key: PEM public key, PEM
@@ -112,6 +115,7 @@ public enum CommandLineTool {
       case "--fsync": configuration.fsync = true
       case "--strict-buckets": configuration.strictBuckets = true
       case "--lenient-buckets": configuration.api.lenientBuckets = true
+      case "--discard-noncurrent-on-bucket-delete": configuration.api.discardNoncurrentOnBucketDelete = true
       case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
       case "--bucket": flagBuckets.append(try value())
       case "--signing-key": configuration.signingKeyFiles.append(try value())

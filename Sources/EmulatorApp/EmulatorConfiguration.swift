@@ -93,6 +93,7 @@ public struct EmulatorConfiguration: Sendable, Equatable {
     case "fsync": fsync = try value.bool(key)
     case "strict_buckets": strictBuckets = try value.bool(key)
     case "lenient_buckets": api.lenientBuckets = try value.bool(key)
+    case "discard_noncurrent_on_bucket_delete": api.discardNoncurrentOnBucketDelete = try value.bool(key)
     case "xml_virtual_host": api.xmlVirtualHost = try value.string(key)
     case "buckets": buckets = try value.strings(key)
     case "signing_keys": signingKeyFiles = try value.strings(key)

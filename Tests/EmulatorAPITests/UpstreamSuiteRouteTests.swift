@@ -34,4 +34,26 @@ import Testing
     #expect(refused.status == 409)
     #expect(refused.text.contains("not empty"), "\(refused.text)")
   }
+
+  /// The same fixture with `--discard-noncurrent-on-bucket-delete` (fake-gcs-server's behaviour):
+  /// the delete succeeds and the bucket made again under the name has no old generation.
+  @Test func gcsfsVersionedFixtureDeletesAndRecreatesTheBucketWhenDiscarding() throws {
+    var limits = APILimits()
+    limits.discardNoncurrentOnBucketDelete = true
+    let h = try APIHarness(limits: limits)
+    let create = #"{"name":"gcsfs_test_versioned","versioning":{"enabled":true}}"#
+    #expect(h.call("POST", "/storage/v1/b", create).status == 200)
+    #expect(h.call("POST", "/upload/storage/v1/b/gcsfs_test_versioned/o?uploadType=media&name=a", "1").status == 200)
+    #expect(h.call("POST", "/upload/storage/v1/b/gcsfs_test_versioned/o?uploadType=media&name=a", "2").status == 200)
+    #expect(h.call("DELETE", "/storage/v1/b/gcsfs_test_versioned/o/a").status == 204)
+    let deleted = h.call("DELETE", "/storage/v1/b/gcsfs_test_versioned")
+    #expect(deleted.status == 204, "\(deleted.text)")
+    #expect(h.call("POST", "/storage/v1/b", create).status == 200)
+    let listing = h.call("GET", "/storage/v1/b/gcsfs_test_versioned/o?versions=true")
+    #expect(listing.status == 200)
+    #expect(listing.json["items"] == nil || listing.json["items"] == .array([]), "\(listing.text)")
+    // A live object still keeps the bucket.
+    #expect(h.call("POST", "/upload/storage/v1/b/gcsfs_test_versioned/o?uploadType=media&name=b", "3").status == 200)
+    #expect(h.call("DELETE", "/storage/v1/b/gcsfs_test_versioned").status == 409)
+  }
 }
