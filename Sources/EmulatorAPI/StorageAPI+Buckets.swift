@@ -46,11 +46,13 @@ extension StorageAPI {
   }
 
   func deleteBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    try storage { () throws(StorageError) in try store.deleteBucket(context.bucket) }
+    try storage { () throws(StorageError) in
+      try store.deleteBucket(context.bucket, discardingNoncurrent: limits.discardNoncurrentOnBucketDelete)
+    }
     return HTTPResponse(.noContent)
   }
 
-  /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.
+  /// `GET /storage/v1/b/{bucket}/storageLayout`: the bucket's `hierarchicalNamespace` as it was created.
   func storageLayout(_ context: RequestContext) throws(APIError) -> HTTPResponse {
     let info = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
     var json = JSONWriter()
@@ -61,7 +63,7 @@ extension StorageAPI {
     json.string("locationType", info.settings["locationType"]?.stringValue ?? "multi-region")
     json.key("hierarchicalNamespace")
     json.beginObject()
-    json.bool("enabled", false)
+    json.bool("enabled", info.settings["hierarchicalNamespace"]?["enabled"] == .bool(true))
     json.endObject()
     json.endObject()
     return context.ok(json.bytes)

@@ -12,6 +12,9 @@ public struct APILimits: Sendable, Equatable {
   /// When set, a write on a GCS surface to a missing bucket creates it (the old lenient
   /// behaviour); otherwise it is 404 as on GCS. Firebase `/v0` writes always create it.
   public var lenientBuckets = false
+  /// When set, deleting a bucket whose only objects are noncurrent generations discards them
+  /// (fake-gcs-server's behaviour); otherwise that is 409 as on GCS.
+  public var discardNoncurrentOnBucketDelete = false
   /// The XML API's virtual host: `Host: <bucket>.<this>` addresses a bucket (see `XMLRoute`).
   public var xmlVirtualHost = "localhost"
 

@@ -29,6 +29,10 @@ extension EmulatorConfiguration {
       .bool("lenient_buckets", "a write on a GCS surface to a missing bucket creates it (default: 404 as on GCS)") {
         $0.api.lenientBuckets = $1
       },
+      .bool(
+        "discard_noncurrent_on_bucket_delete",
+        "deleting a bucket holding only noncurrent generations discards them (default: 409 as on GCS)"
+      ) { $0.api.discardNoncurrentOnBucketDelete = $1 },
       .string("xml_virtual_host", value: "NAME", default: "localhost", "the XML API answers Host: <bucket>.NAME") {
         $0.api.xmlVirtualHost = $1
       },

@@ -6,8 +6,9 @@
 /// Kept and returned, not applied: `lifecycle` rules, `retentionPolicy`, `softDeletePolicy`,
 /// `defaultEventBasedHold` (the emulator never deletes, holds or soft-deletes on its own), and
 /// `cors` (applied by the download path, not here). `versioning` is applied by the store.
-/// What the emulator does not emulate at all (ACLs, hierarchical namespace, autoclass, …) is a
-/// 400 that says so, never a silent drop.
+/// `hierarchicalNamespace` is kept and returned; folder operations are not served (see
+/// `hierarchicalNamespace(_:current:kept:uniform:)`). What the emulator does not emulate at all
+/// (ACLs, autoclass, …) is a 400 that says so, never a silent drop.
 public enum BucketSettings {
   public enum Mode: Sendable {
     /// Bucket insert: absent fields take their defaults.
@@ -137,14 +138,36 @@ public enum BucketSettings {
         rule: "0 (off) or between 604800 (7 days) and 7776000 (90 days) seconds", current: result["softDeletePolicy"],
         now: now)
     }
-    if let value = sent["hierarchicalNamespace"] {
-      if value["enabled"] == .bool(true) {
-        throw StorageError.invalid(
-          "Hierarchical namespace buckets (hierarchicalNamespace.enabled: true) are not emulated by this emulator.")
-      }
-      result["hierarchicalNamespace"] = value == .null ? nil : .object([("enabled", .bool(false))])
-    }
+    result["hierarchicalNamespace"] = try hierarchicalNamespace(
+      sent["hierarchicalNamespace"], current: current, kept: result["hierarchicalNamespace"],
+      uniform: result["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"] == .bool(true))
     return .object(order.compactMap { key in result[key].map { (key, $0) } })
+  }
+
+  /// `hierarchicalNamespace`: chosen when the bucket is created and fixed after (as on GCS), and
+  /// only with uniform bucket-level access. Kept and returned (bucket resource, `storageLayout`);
+  /// objects behave as in a flat bucket, since folders are made through the Storage Control API
+  /// (gRPC), which is not served.
+  static func hierarchicalNamespace(_ sent: JSONValue?, current: JSONValue?, kept: JSONValue?, uniform: Bool)
+    throws(StorageError) -> JSONValue?
+  {
+    let existing = current?["hierarchicalNamespace"]
+    let wasEnabled = existing?["enabled"] == .bool(true)
+    guard let sent else { return current == nil ? kept : existing }
+    let enabled = sent["enabled"] == .bool(true)
+    if sent != .null, sent["enabled"] != .bool(false), !enabled {
+      throw StorageError.invalid("hierarchicalNamespace must be {\"enabled\": true|false}, got \(describe(sent)).")
+    }
+    if current != nil, enabled != wasEnabled {
+      throw StorageError.invalid("A bucket's hierarchicalNamespace cannot be changed after the bucket is created.")
+    }
+    if enabled && !uniform {
+      throw StorageError.invalid(
+        "Hierarchical namespace requires uniform bucket-level access "
+          + "(iamConfiguration.uniformBucketLevelAccess.enabled: true).")
+    }
+    if sent == .null { return wasEnabled ? existing : nil }
+    return .object([("enabled", .bool(enabled))])
   }
 
   /// `region`, `dual-region` or `multi-region`; nil for a name that is no GCS location.

@@ -31,13 +31,20 @@ extension ObjectStore {
   }
 
   /// Deletes an empty bucket.
-  public func deleteBucket(_ name: String) throws(StorageError) {
+  /// Deletes an empty bucket. A noncurrent generation keeps it from being empty, as on GCS, unless
+  /// `discardingNoncurrent` (fake-gcs-server's behaviour, for suites written against it).
+  public func deleteBucket(_ name: String, discardingNoncurrent: Bool = false) throws(StorageError) {
     try beginWrite()
     defer { endWrite() }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
-      guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
+      guard bucket.objects.isEmpty && (discardingNoncurrent || bucket.noncurrent.isEmpty) else {
+        return .failure(.bucketNotEmpty(bucket: name))
+      }
       do throws(StorageError) {
+        for versions in bucket.noncurrent.values {
+          for version in versions { try backend.removeNoncurrent(version.object) }
+        }
         try backend.removeBucket(name)
       } catch {
         return .failure(error)

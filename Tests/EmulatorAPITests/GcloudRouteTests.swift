@@ -192,7 +192,7 @@ private let multipartPath = "/upload/storage/v1/b/bkt/o?uploadType=multipart"
     (#"{"name":"bad-one","softDeletePolicy":{"retentionDurationSeconds":"86400"}}"#, "softDeletePolicy"),
     (#"{"name":"bad-one","retentionPolicy":{"retentionPeriod":"0"}}"#, "retentionPolicy"),
     (#"{"name":"bad-one","lifecycle":{"rule":[{"action":{"type":"Explode"},"condition":{"age":1}}]}}"#, "Explode"),
-    (#"{"name":"bad-one","hierarchicalNamespace":{"enabled":true}}"#, "not emulated"),
+    (#"{"name":"bad-one","hierarchicalNamespace":{"enabled":true}}"#, "requires uniform bucket-level access"),
     (#"{"name":"bad-one","acl":[{"entity":"allUsers","role":"READER"}]}"#, "not emulated"),
   ])
   func refusedValuesAre400AndCreateNothing(_ body: String, _ message: String) {
