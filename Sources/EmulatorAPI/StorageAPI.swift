@@ -141,12 +141,12 @@ public final class StorageAPI: HTTPHandler {
 
   /// A JSON handler's response, its error in the surface's flavour.
   private func answer(
-    _ handler: @Sendable (StorageAPI) -> (RequestContext) throws(APIError) -> HTTPResponse, _ context: RequestContext
+    _ handler: @Sendable (StorageAPI) -> (RequestContext) throws -> HTTPResponse, _ context: RequestContext
   ) -> HTTPResponse {
-    do throws(APIError) {
+    do {
       return try handler(self)(context)
     } catch {
-      return error.response(context.flavour)
+      return APIError(mapping: error).response(context.flavour)
     }
   }
 
@@ -207,15 +207,6 @@ public final class StorageAPI: HTTPHandler {
   static func validate(_ name: String) throws(APIError) {
     do {
       try Naming.validateObjectName(name)
-    } catch {
-      throw APIError(error)
-    }
-  }
-
-  /// Runs a store call, turning its error into the API's.
-  func storage<T>(_ body: () throws(StorageError) -> T) throws(APIError) -> T {
-    do {
-      return try body()
     } catch {
       throw APIError(error)
     }

@@ -178,7 +178,7 @@ extension StorageAPI {
     do {
       response = try media(object, data, requestHeaders: headers)
     } catch {
-      throw XMLError(error)
+      throw XMLError(APIError(mapping: error))
     }
     response.headers.set("etag", Self.xmlETag(object))
     return response
