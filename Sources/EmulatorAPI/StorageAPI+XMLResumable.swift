@@ -6,12 +6,8 @@ import EmulatorStorage
 /// the data to. The session is the JSON API's, so `Location` is its `/upload/storage/v1` session
 /// URL, which takes chunks, status queries and `DELETE` as every resumable session does.
 extension StorageAPI {
-  func xmlResumableStart(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
-    do {
-      return try xmlResumableStart(context.request, bucket: context.bucket, name: context.name)
-    } catch {
-      throw XMLError(APIError(mapping: error))
-    }
+  func xmlResumableStart(_ context: XMLContext) throws -> HTTPResponse {
+    try xmlResumableStart(context.request, bucket: context.bucket, name: context.name)
   }
 
   func xmlResumableStart(_ request: HTTPRequest, bucket: String, name: String) throws -> HTTPResponse {

@@ -139,8 +139,8 @@ enum RouteHandler: Sendable {
   case json(@Sendable (StorageAPI) -> (RequestContext) throws -> HTTPResponse)
   /// A JSON surface's route answered later (metadata updates).
   case jsonLater(@Sendable (StorageAPI) -> (RequestContext, HTTPResponder) -> Void)
-  /// An XML API route; errors are XML documents.
-  case xml(@Sendable (StorageAPI) -> (XMLContext) throws(XMLError) -> HTTPResponse)
+  /// An XML API route; what it throws becomes an XML error document (`XMLError(mapping:)`).
+  case xml(@Sendable (StorageAPI) -> (XMLContext) throws -> HTTPResponse)
 }
 
 /// An XML API request on its way to its handler.
