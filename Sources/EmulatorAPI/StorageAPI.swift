@@ -64,9 +64,6 @@ public final class StorageAPI: HTTPHandler {
     APIError(error.status, Self.reason(forStatus: error.status), error.message).response(.gcs)
   }
 
-  /// Answers a request where the caller is, through `start` (blocking work runs inline).
-  public func handle(_ request: HTTPRequest) -> HTTPResponse { Self.finish(start(request)) }
-
   public func start(_ request: HTTPRequest) -> HTTPHandling { start(request, in: table) }
 
   /// Runs a request's route from `table`: its entry's `execution` says whether it is answered on
@@ -185,15 +182,6 @@ public final class StorageAPI: HTTPHandler {
       return override
     }
     return head.method
-  }
-
-  /// Waits for a handling's response: runs blocking work here, waits for deferred work's reply.
-  static func finish(_ handling: HTTPHandling) -> HTTPResponse {
-    switch handling {
-    case .respond(let response): response
-    case .blocking(let work): work()
-    case .deferred(let start): waitForReply { start($0) }
-    }
   }
 
   /// Whether a write on this surface creates a missing bucket (`Flavour.createsBucket`).

@@ -26,7 +26,7 @@ struct WebUI {
     let style = Self.asset(WebUIAssets.css, type: "text/css; charset=utf-8")
     return [
       RouteEntry("GET", "/", .memory) { [api] request in
-        guard Self.wantsHTML(request.headers["accept"]) else { return api.handle(request) }
+        guard Self.wantsHTML(request.headers["accept"]) else { return api.answer(request) }
         return Self.redirect("/ui/")
       },
       RouteEntry("GET", "/ui", .memory) { _ in Self.redirect("/ui/") },
