@@ -25,6 +25,17 @@ public struct APIError: Error, Sendable, Equatable {
     lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.message == rhs.message
   }
 
+  /// Any error a handler throws, as the API answers it: an `APIError` as it is, a store's
+  /// `StorageError` mapped below, anything else a 500. Handlers throw what they meet; this runs
+  /// once, at the edge (`StorageAPI.answer`, the deferred update's completion, the XML wrapper).
+  public init(mapping error: any Error) {
+    switch error {
+    case let error as APIError: self = error
+    case let error as StorageError: self.init(error)
+    default: self.init(500, .internalError, "Internal error: \(error)")
+    }
+  }
+
   /// The one place where domain errors become HTTP statuses.
   public init(_ error: StorageError) {
     switch error {

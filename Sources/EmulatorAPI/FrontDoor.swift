@@ -44,9 +44,6 @@ public final class FrontDoor: HTTPHandler {
     table.pathEntries(head.rawPath) == nil ? api.crossOriginRules(for: head) : nil
   }
 
-  /// Answers a request where the caller is, through `start` (blocking work runs inline).
-  public func handle(_ request: HTTPRequest) -> HTTPResponse { StorageAPI.finish(start(request)) }
-
   public func start(_ request: HTTPRequest) -> HTTPHandling { api.start(request, in: table) }
 }
 

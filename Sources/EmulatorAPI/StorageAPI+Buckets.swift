@@ -4,12 +4,12 @@ import EmulatorStorage
 /// Buckets (PROTOCOL.md, "Buckets"): insert keeps every writable field, GET, PATCH, PUT, DELETE,
 /// and the storage layout gcloud asks for.
 extension StorageAPI {
-  func createBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func createBucket(_ context: RequestContext) throws -> HTTPResponse {
     let body = try RequestOptions.jsonObject(context.request.bodyBytes())
     guard let name = body["name"]?.stringValue ?? context.query["name"] else {
       throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
     }
-    let bucket = try storage { () throws(StorageError) in try store.createBucket(name, resource: body) }
+    let bucket = try store.createBucket(name, resource: body)
     return context.ok(context.json.bucket(bucket))
   }
 
@@ -17,8 +17,8 @@ extension StorageAPI {
     context.ok(context.json.bucketList(store.listBuckets()))
   }
 
-  func getBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let info = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
+  func getBucket(_ context: RequestContext) throws -> HTTPResponse {
+    let info = try store.bucket(context.bucket)
     if let expected = try RequestOptions.int64(context.query, "ifMetagenerationMatch"),
       expected != info.metageneration
     {
@@ -29,7 +29,7 @@ extension StorageAPI {
   }
 
   /// PATCH merges, PUT replaces.
-  func updateBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func updateBucket(_ context: RequestContext) throws -> HTTPResponse {
     let bucket = context.bucket
     let body = try RequestOptions.jsonObject(context.request.bodyBytes())
     if let name = body["name"]?.stringValue, name != bucket {
@@ -37,24 +37,20 @@ extension StorageAPI {
     }
     let match = try RequestOptions.int64(context.query, "ifMetagenerationMatch")
     let notMatch = try RequestOptions.int64(context.query, "ifMetagenerationNotMatch")
-    let info = try storage { () throws(StorageError) in
-      try store.updateBucket(
+    let info = try store.updateBucket(
         bucket, resource: body, replace: context.method == "PUT", ifMetagenerationMatch: match,
         ifMetagenerationNotMatch: notMatch)
-    }
     return context.ok(context.json.bucket(info))
   }
 
-  func deleteBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    try storage { () throws(StorageError) in
-      try store.deleteBucket(context.bucket, discardingNoncurrent: limits.discardNoncurrentOnBucketDelete)
-    }
+  func deleteBucket(_ context: RequestContext) throws -> HTTPResponse {
+    try store.deleteBucket(context.bucket, discardingNoncurrent: limits.discardNoncurrentOnBucketDelete)
     return HTTPResponse(.noContent)
   }
 
   /// `GET /storage/v1/b/{bucket}/storageLayout`: the bucket's `hierarchicalNamespace` as it was created.
-  func storageLayout(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let info = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
+  func storageLayout(_ context: RequestContext) throws -> HTTPResponse {
+    let info = try store.bucket(context.bucket)
     var json = JSONWriter()
     json.beginObject()
     json.string("kind", "storage#storageLayout")
@@ -71,8 +67,8 @@ extension StorageAPI {
 
   /// `GET /storage/v1/b/{bucket}/managedFolders`: managed folders (folder-level IAM) are not
   /// emulated, so a bucket never has any; creating one is refused.
-  func managedFolders(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    _ = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
+  func managedFolders(_ context: RequestContext) throws -> HTTPResponse {
+    _ = try store.bucket(context.bucket)
     guard context.method == "POST" else { return context.ok(Array(#"{"kind":"storage#managedFolders"}"#.utf8)) }
     throw APIError(400, .invalid, "Managed folders are not emulated by this emulator.")
   }

@@ -8,7 +8,7 @@ extension StorageAPI {
 
   /// The body of a copy, rewrite or compose: a JSON object; empty and `null` (what rclone and the
   /// Go client send for a plain server-side copy) mean no metadata changes.
-  static func actionBody(_ bytes: [UInt8]) throws(APIError) -> JSONValue {
+  static func actionBody(_ bytes: [UInt8]) throws -> JSONValue {
     let trimmed = bytes.drop { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
     if trimmed.starts(with: Array("null".utf8)),
       trimmed.dropFirst(4).allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 })
@@ -19,7 +19,7 @@ extension StorageAPI {
   }
 
   /// The POST of `copyTo`, `rewriteTo` or `compose` (named by the path's suffix).
-  func objectAction(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func objectAction(_ context: RequestContext) throws -> HTTPResponse {
     guard let action = context.route.action else { throw APIError(404, .notFound, "No such object action.") }
     let bucket = context.bucket
     let query = context.query
@@ -36,14 +36,11 @@ extension StorageAPI {
       sourceConditions.ifGenerationNotMatch = try RequestOptions.int64(query, "ifSourceGenerationNotMatch")
       sourceConditions.ifMetagenerationMatch = try RequestOptions.int64(query, "ifSourceMetagenerationMatch")
       sourceConditions.ifMetagenerationNotMatch = try RequestOptions.int64(query, "ifSourceMetagenerationNotMatch")
-      let patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: patchOptions(context))
-      }
-      let object = try storage { () throws(StorageError) in
-        try store.copy(
-          from: bucket, source, sourceConditions: sourceConditions, to: destinationBucket, destination,
-          upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
-          conditions: conditions)
-      }
+      let patch = try MetadataPatch(json: body, options: patchOptions(context))
+      let object = try store.copy(
+        from: bucket, source, sourceConditions: sourceConditions, to: destinationBucket, destination,
+        upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
+        conditions: conditions)
       if case .copyTo = action { return context.object(object) }
       var json = JSONWriter(capacity: 1024)
       json.beginObject()
@@ -75,15 +72,11 @@ extension StorageAPI {
               entry["objectPreconditions"]?["ifGenerationMatch"], field: "ifGenerationMatch")))
       }
       let destinationDocument = body["destination"] ?? .object([])
-      let patch = try storage { () throws(StorageError) in
-        try MetadataPatch(json: destinationDocument, options: patchOptions(context))
-      }
-      let object = try storage { () throws(StorageError) in
-        try store.compose(
-          bucket: bucket, name: destination, sources: sources,
-          upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
-          conditions: conditions)
-      }
+      let patch = try MetadataPatch(json: destinationDocument, options: patchOptions(context))
+      let object = try store.compose(
+        bucket: bucket, name: destination, sources: sources,
+        upload: ObjectStore.Upload(patch: patch, createsBucket: createsBucket(context.route.surface)),
+        conditions: conditions)
       return context.object(object)
     }
   }

@@ -7,7 +7,7 @@ import Foundation
 extension StorageAPI {
   // MARK: Firebase resumable (X-Goog-Upload)
 
-  func startFirebaseResumable(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+  func startFirebaseResumable(_ context: RequestContext, bucket: String, pathName: String?) throws
     -> HTTPResponse
   {
     let headers = context.request.headers
@@ -20,11 +20,9 @@ extension StorageAPI {
       throw APIError(400, .required, "Object name is required: give it in the path or as ?name=….")
     }
     try Self.validate(name)
-    try storage { () throws(StorageError) in
-      try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
-    }
+    try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    try store.checkWrite(bucket: bucket, name: name, conditions: conditions)
     let lengthText = headers["x-goog-upload-header-content-length"] ?? headers["x-goog-upload-content-length"]
     var expected: Int64?
     if let lengthText, !lengthText.isEmpty {
@@ -53,13 +51,13 @@ extension StorageAPI {
   }
 
   /// A request to a Firebase upload URL: `upload`, `finalize` (combinable), `query`, `cancel`.
-  func firebaseResumableCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func firebaseResumableCommand(_ context: RequestContext) throws -> HTTPResponse {
     let id = context.query["upload_id"] ?? ""
     let commands = Self.commands(context.request.headers)
     guard !commands.isEmpty else {
       throw APIError(400, .invalid, "X-Goog-Upload-Command is required (upload, finalize, query or cancel).")
     }
-    var session = try storage { () throws(StorageError) in try sessions.session(id) }
+    var session = try sessions.session(id)
     func status(_ code: Int, _ state: UploadSession.State, _ received: Int64, _ extra: APIError? = nil) -> HTTPResponse
     {
       var headers: HTTPHeaders = [
@@ -77,7 +75,7 @@ extension StorageAPI {
       return status(200, session.state, session.received)
     }
     if commands.contains("cancel") {
-      try storage { () throws(StorageError) in try sessions.cancel(id) }
+      try sessions.cancel(id)
       return status(200, .cancelled, session.received)
     }
     if session.state == .final { return try finishedSession(context, session) }
@@ -110,16 +108,17 @@ extension StorageAPI {
           ))
       }
       let request = context.request
-      do {
-        session = try storage { () throws(StorageError) in
-          if let file = request.bodyFile {
-            return try sessions.append(id, at: offset, file: file.path, allowOverlap: false)
-          }
-          return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: false)
+      do throws(StorageError) {
+        if let file = request.bodyFile {
+          session = try sessions.append(id, at: offset, file: file.path, allowOverlap: false)
+        } else {
+          session = try sessions.append(id, at: offset, bytes: request.body, allowOverlap: false)
         }
       } catch {
+        // Answered here, with the count the session really has, so the client can resume.
         let current = (try? sessions.session(id))?.received ?? session.received
-        return status(error.status, .active, current, error)
+        let refusal = APIError(error)
+        return status(refusal.status, .active, current, refusal)
       }
     }
     guard commands.contains("finalize") else { return status(200, .active, session.received) }
@@ -140,7 +139,7 @@ extension StorageAPI {
 
   /// `POST /v0/b/{b}/o/{name}?create_token=true` and `?delete_token=T`, for admin credentials
   /// (`Authorization: Bearer owner` or `Firebase owner`, the Firebase emulator's convention).
-  func tokenCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func tokenCommand(_ context: RequestContext) throws -> HTTPResponse {
     let (bucket, name) = (context.bucket, context.name)
     let authorization = context.request.headers["authorization"] ?? ""
     guard authorization == "Bearer owner" || authorization == "Firebase owner" else {
@@ -150,17 +149,13 @@ extension StorageAPI {
       guard create == "true" else {
         throw APIError(400, .invalid, "create_token must be 'true', got '\(create)'.")
       }
-      let object = try storage { () throws(StorageError) in
-        try store.updateTokens(bucket: bucket, name: name) { $0 + [UUID().uuidString.lowercased()] }
-      }
+      let object = try store.updateTokens(bucket: bucket, name: name) { $0 + [UUID().uuidString.lowercased()] }
       return context.object(object)
     }
     let token = context.query["delete_token"] ?? ""
-    let object = try storage { () throws(StorageError) in
-      try store.updateTokens(bucket: bucket, name: name) { tokens in
-        let kept = tokens.filter { $0 != token }
-        return kept.isEmpty ? [UUID().uuidString.lowercased()] : kept
-      }
+    let object = try store.updateTokens(bucket: bucket, name: name) { tokens in
+      let kept = tokens.filter { $0 != token }
+      return kept.isEmpty ? [UUID().uuidString.lowercased()] : kept
     }
     return context.object(object)
   }

@@ -3,22 +3,20 @@ import EmulatorStorage
 
 /// One object's metadata and the listing of a bucket's objects (PROTOCOL.md §3–§5).
 extension StorageAPI {
-  func list(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func list(_ context: RequestContext) throws -> HTTPResponse {
     let bucket = context.bucket
     try authorizeList(context, bucket: bucket)
     let query = try RequestOptions.listQuery(context.query)
-    let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
+    let page = try store.list(bucket: bucket, query: query)
     return context.ok(context.flavour.list(context.json, page))
   }
 
-  func getMetadata(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func getMetadata(_ context: RequestContext) throws -> HTTPResponse {
     let (bucket, name) = (context.bucket, context.name)
     try Self.validate(name)
     try authorizeRead(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
-    var object = try storage { () throws(StorageError) in
-      try store.metadata(bucket: bucket, name: name, conditions: conditions)
-    }
+    var object = try store.metadata(bucket: bucket, name: name, conditions: conditions)
     if context.flavour.readsNoncurrentVersions, let generation = conditions.generation,
       let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
     {
@@ -27,7 +25,7 @@ extension StorageAPI {
       return response
     }
     if context.flavour.usesDownloadTokens && object.downloadTokens.isEmpty {
-      object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
+      object = try store.ensureDownloadToken(bucket: bucket, name: name)
     }
     return context.object(object, cache: renderCache)
   }
@@ -46,15 +44,15 @@ extension StorageAPI {
     let flavour = context.flavour
     let patch: MetadataPatch
     let conditions: Preconditions
-    do throws(APIError) {
+    do {
       try Self.validate(name)
       let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       let options = flavour.patchOptions(replace: replace)
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
-      patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+      patch = try MetadataPatch(json: body, options: options)
       try authorizePatch(context, bucket: bucket, name: name, patch: patch)
     } catch {
-      return responder.reply(error.response(flavour))
+      return responder.reply(APIError(mapping: error).response(flavour))
     }
     store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
       switch result {
@@ -64,12 +62,12 @@ extension StorageAPI {
     }
   }
 
-  func deleteObject(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func deleteObject(_ context: RequestContext) throws -> HTTPResponse {
     let (bucket, name) = (context.bucket, context.name)
     try Self.validate(name)
     try authorizeDelete(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
-    try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
+    try store.delete(bucket: bucket, name: name, conditions: conditions)
     return HTTPResponse(.noContent)
   }
 }

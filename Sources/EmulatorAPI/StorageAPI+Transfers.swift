@@ -10,15 +10,13 @@ extension StorageAPI {
   /// object stored with `contentEncoding: gzip` is sent as stored only to a client whose
   /// `Accept-Encoding` explicitly allows gzip; others get it decompressed (no Content-Length,
   /// Range ignored, `X-Goog-Hash` still describing the stored bytes), as GCS does.
-  func download(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func download(_ context: RequestContext) throws -> HTTPResponse {
     let (bucket, name) = (context.bucket, context.name)
     try Self.validate(name)
     try authorizeRead(context, bucket: bucket, name: name)
     let headers = context.request.headers
     let conditions = try RequestOptions.preconditions(context.query, headers, read: true)
-    let (object, data) = try storage { () throws(StorageError) in
-      try store.open(bucket: bucket, name: name, conditions: conditions)
-    }
+    let (object, data) = try store.open(bucket: bucket, name: name, conditions: conditions)
     if context.flavour.usesDownloadTokens, let token = context.query["token"], !object.downloadTokens.contains(token) {
       throw APIError(403, .forbidden, "Permission denied: the download token does not match this object.")
     }
@@ -27,7 +25,7 @@ extension StorageAPI {
 
   /// An object's bytes as GCS serves them (JSON media download and XML GET alike): its headers,
   /// a `Range`, gzip transcoding.
-  func media(_ object: ObjectMetadata, _ data: ObjectData, requestHeaders headers: HTTPHeaders) throws(APIError)
+  func media(_ object: ObjectMetadata, _ data: ObjectData, requestHeaders headers: HTTPHeaders) throws
     -> HTTPResponse
   {
     var response = HTTPHeaders()

@@ -7,7 +7,7 @@ import Foundation
 extension StorageAPI {
   /// A POST that creates an object (or starts a session) in the path's bucket; Firebase may name
   /// the object in the path.
-  func upload(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func upload(_ context: RequestContext) throws -> HTTPResponse {
     let (bucket, pathName) = (context.bucket, context.objectName)
     let headers = context.request.headers
     if context.flavour.usesGoogUploadProtocol {
@@ -42,7 +42,7 @@ extension StorageAPI {
   }
 
   /// GCS media upload and the Firebase raw upload: the body is the data.
-  private func simpleUpload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+  private func simpleUpload(_ context: RequestContext, bucket: String, pathName: String?) throws
     -> HTTPResponse
   {
     guard let name = pathName ?? context.query["name"] else {
@@ -57,7 +57,7 @@ extension StorageAPI {
   }
 
   /// `multipart/related`: a JSON metadata part, then the data part.
-  private func multipartUpload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
+  private func multipartUpload(_ context: RequestContext, bucket: String, pathName: String?) throws
     -> HTTPResponse
   {
     let contentType = context.request.headers["content-type"] ?? ""
@@ -74,9 +74,7 @@ extension StorageAPI {
       throw APIError(400, .required, "Object name is required: give it in the metadata part or as ?name=….")
     }
     try Self.validate(name)
-    var patch = try storage { () throws(StorageError) in
-      try MetadataPatch(json: document, options: patchOptions(context))
-    }
+    var patch = try MetadataPatch(json: document, options: patchOptions(context))
     if patch.fields[.contentType] == nil {
       let type = body.dataHeaders["content-type"] ?? context.request.headers["x-upload-content-type"] ?? ""
       if !type.isEmpty { patch.fields[.contentType] = .set(type) }
@@ -91,7 +89,7 @@ extension StorageAPI {
     _ context: RequestContext, bucket: String, name: String, patch: MetadataPatch,
     source: @autoclosure () -> ObjectStore.DataSource,
     hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
-  ) throws(APIError) -> HTTPResponse {
+  ) throws -> HTTPResponse {
     var patch = patch
     let defaults = context.flavour.setsUploadDefaults
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
@@ -108,9 +106,7 @@ extension StorageAPI {
     // From here on it is removed on every failure (by the rules check when it denies, by the store).
     let data = source()
     if context.flavour.checksRules { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
-    let object = try storage { () throws(StorageError) in
-      try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
-    }
+    let object = try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     return context.object(object)
   }
 
@@ -149,7 +145,7 @@ extension StorageAPI {
 
   // MARK: GCS resumable
 
-  private func startGCSResumable(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
+  private func startGCSResumable(_ context: RequestContext, bucket: String) throws -> HTTPResponse {
     let headers = context.request.headers
     let body = context.request.bodyBytes()
     let document = try RequestOptions.jsonObject(body)
@@ -157,14 +153,10 @@ extension StorageAPI {
       throw APIError(400, .required, "Object name is required: give it as ?name=… or in the JSON body.")
     }
     try Self.validate(name)
-    try storage { () throws(StorageError) in
-      try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
-    }
+    try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
     let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    try storage { () throws(StorageError) in
-      try store.checkWrite(
+    try store.checkWrite(
         bucket: bucket, name: name, conditions: conditions, createsBucket: createsBucket(context.route.surface))
-    }
     var expected: Int64?
     if let text = headers["x-upload-content-length"], !text.isEmpty {
       expected = try RequestOptions.byteCount(text, header: "X-Upload-Content-Length", limit: limits.maxUploadBytes)
@@ -187,22 +179,22 @@ extension StorageAPI {
   func startSession(
     bucket: String, name: String, document: JSONValue, conditions: Preconditions, expectedSize: Int64?,
     contentType: String?, firebase: Bool, authorization: String? = nil
-  ) throws(APIError) -> UploadSession {
+  ) throws -> UploadSession {
     var rendered = JSONWriter()
     Self.write(document, into: &rendered)
     var template = UploadSession(
       bucket: bucket, name: name, metadata: rendered.bytes, conditions: conditions, expectedSize: expectedSize,
       contentType: contentType, firebase: firebase)
     template.authorization = authorization
-    return try storage { () throws(StorageError) in try sessions.create(template) }
+    return try sessions.create(template)
   }
 
   /// A chunk, a status query, or the whole object, sent to a GCS session URL (PUT or POST).
-  func gcsResumableChunk(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+  func gcsResumableChunk(_ context: RequestContext) throws -> HTTPResponse {
     let id = context.query["upload_id"] ?? ""
-    let session = try storage { () throws(StorageError) in try sessions.session(id) }
+    let session = try sessions.session(id)
     if context.method == "DELETE" {
-      try storage { () throws(StorageError) in try sessions.cancel(id) }
+      try sessions.cancel(id)
       return HTTPResponse(.noContent)
     }
     if session.state == .final { return try finishedSession(context, session) }
@@ -264,25 +256,23 @@ extension StorageAPI {
     return try completeSession(context, current, hashes: hashes)
   }
 
-  func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
-    try storage { () throws(StorageError) in
-      if let file = request.bodyFile {
-        return try sessions.append(id, at: offset, file: file.path, allowOverlap: true)
-      }
-      return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: true)
+  func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws -> UploadSession {
+    if let file = request.bodyFile {
+      return try sessions.append(id, at: offset, file: file.path, allowOverlap: true)
     }
+    return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: true)
   }
 
   /// Commits a session's bytes as the object: the start's preconditions are checked again,
   /// atomically with the write.
   func completeSession(
     _ context: RequestContext, _ session: UploadSession, hashes: (md5: [UInt8]?, crc: UInt32?)
-  ) throws(APIError) -> HTTPResponse {
+  ) throws -> HTTPResponse {
     let document = try RequestOptions.jsonObject(session.metadata)
     var options = patchOptions(context)
     options.customTimeWritable = !session.firebase
     options.tokensInCustomMetadata = !session.firebase
-    var patch = try storage { () throws(StorageError) in try MetadataPatch(json: document, options: options) }
+    var patch = try MetadataPatch(json: document, options: options)
     if let type = session.contentType { patch.fields[.contentType] = .set(type) }
     if session.firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: session.name))
@@ -292,12 +282,10 @@ extension StorageAPI {
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
       createDownloadToken: session.firebase, createsBucket: session.firebase || limits.lenientBuckets)
-    let object = try storage { () throws(StorageError) in
-      try sessions.complete(session.id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
-        try store.insert(
-          bucket: session.bucket, name: session.name, source: data, upload: upload,
-          conditions: session.conditions)
-      }
+    let object = try sessions.complete(session.id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+      try store.insert(
+        bucket: session.bucket, name: session.name, source: data, upload: upload,
+        conditions: session.conditions)
     }
     var response = context.object(object)
     if session.firebase { response.headers.set("x-goog-upload-status", "final") }
@@ -305,9 +293,8 @@ extension StorageAPI {
   }
 
   /// A repeated final request: the object as it is now.
-  func finishedSession(_ context: RequestContext, _ session: UploadSession) throws(APIError) -> HTTPResponse {
-    let object = try storage { () throws(StorageError) in try store.metadata(bucket: session.bucket, name: session.name)
-    }
+  func finishedSession(_ context: RequestContext, _ session: UploadSession) throws -> HTTPResponse {
+    let object = try store.metadata(bucket: session.bucket, name: session.name)
     var response = context.object(object)
     if session.firebase { response.headers.set("x-goog-upload-status", "final") }
     return response

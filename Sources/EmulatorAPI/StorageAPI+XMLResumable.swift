@@ -6,15 +6,11 @@ import EmulatorStorage
 /// the data to. The session is the JSON API's, so `Location` is its `/upload/storage/v1` session
 /// URL, which takes chunks, status queries and `DELETE` as every resumable session does.
 extension StorageAPI {
-  func xmlResumableStart(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
-    do {
-      return try xmlResumableStart(context.request, bucket: context.bucket, name: context.name)
-    } catch {
-      throw XMLError(error)
-    }
+  func xmlResumableStart(_ context: XMLContext) throws -> HTTPResponse {
+    try xmlResumableStart(context.request, bucket: context.bucket, name: context.name)
   }
 
-  func xmlResumableStart(_ request: HTTPRequest, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+  func xmlResumableStart(_ request: HTTPRequest, bucket: String, name: String) throws -> HTTPResponse {
     try Self.validate(name)
     let headers = request.headers
     var members: [(String, JSONValue)] = []
@@ -30,11 +26,9 @@ extension StorageAPI {
     }
     if !custom.isEmpty { members.append(("metadata", .object(custom))) }
     let document = JSONValue.object(members)
-    _ = try storage { () throws(StorageError) in
-      try MetadataPatch(
+    _ = try MetadataPatch(
         json: document,
         options: MetadataPatch.Options(replace: false, customTimeWritable: true, tokensInCustomMetadata: true))
-    }
     var conditions = Preconditions()
     for (header, apply) in [
       ("x-goog-if-generation-match", { (c: inout Preconditions, v: Int64) in c.ifGenerationMatch = v }),
@@ -46,7 +40,7 @@ extension StorageAPI {
       }
       apply(&conditions, value)
     }
-    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
+    try store.checkWrite(bucket: bucket, name: name, conditions: conditions)
     let session = try startSession(
       bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: nil,
       contentType: headers["content-type"], firebase: false)

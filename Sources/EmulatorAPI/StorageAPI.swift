@@ -67,9 +67,6 @@ public final class StorageAPI: HTTPHandler {
     APIError(error.status, Self.reason(forStatus: error.status), error.message).response(.gcs)
   }
 
-  /// Answers a request where the caller is, through `start` (blocking work runs inline).
-  public func handle(_ request: HTTPRequest) -> HTTPResponse { Self.finish(start(request)) }
-
   public func start(_ request: HTTPRequest) -> HTTPHandling { start(request, in: table) }
 
   /// Runs a request's route from `table`: its entry's `execution` says whether it is answered on
@@ -144,12 +141,12 @@ public final class StorageAPI: HTTPHandler {
 
   /// A JSON handler's response, its error in the surface's flavour.
   private func answer(
-    _ handler: @Sendable (StorageAPI) -> (RequestContext) throws(APIError) -> HTTPResponse, _ context: RequestContext
+    _ handler: @Sendable (StorageAPI) -> (RequestContext) throws -> HTTPResponse, _ context: RequestContext
   ) -> HTTPResponse {
-    do throws(APIError) {
+    do {
       return try handler(self)(context)
     } catch {
-      return error.response(context.flavour)
+      return APIError(mapping: error).response(context.flavour)
     }
   }
 
@@ -190,15 +187,6 @@ public final class StorageAPI: HTTPHandler {
     return head.method
   }
 
-  /// Waits for a handling's response: runs blocking work here, waits for deferred work's reply.
-  static func finish(_ handling: HTTPHandling) -> HTTPResponse {
-    switch handling {
-    case .respond(let response): response
-    case .blocking(let work): work()
-    case .deferred(let start): waitForReply { start($0) }
-    }
-  }
-
   /// Whether a write on this surface creates a missing bucket (`Flavour.createsBucket`).
   func createsBucket(_ surface: Surface) -> Bool { surface.flavour.createsBucket(lenient: limits.lenientBuckets) }
 
@@ -210,15 +198,6 @@ public final class StorageAPI: HTTPHandler {
   static func validate(_ name: String) throws(APIError) {
     do {
       try Naming.validateObjectName(name)
-    } catch {
-      throw APIError(error)
-    }
-  }
-
-  /// Runs a store call, turning its error into the API's.
-  func storage<T>(_ body: () throws(StorageError) -> T) throws(APIError) -> T {
-    do {
-      return try body()
     } catch {
       throw APIError(error)
     }

@@ -30,13 +30,6 @@ final class RequestLog: HTTPHandler {
 
   func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { inner.crossOriginRules(for: head) }
 
-  func handle(_ request: HTTPRequest) -> HTTPResponse {
-    let started = DispatchTime.now().uptimeNanoseconds
-    let response = inner.handle(request)
-    record(request, response, since: started)
-    return response
-  }
-
   func start(_ request: HTTPRequest) -> HTTPHandling {
     let started = DispatchTime.now().uptimeNanoseconds
     switch inner.start(request) {

@@ -25,8 +25,9 @@ struct WebUI {
     let script = Self.asset(WebUIScript.source, type: "text/javascript; charset=utf-8")
     let style = Self.asset(WebUIAssets.css, type: "text/css; charset=utf-8")
     return [
-      RouteEntry("GET", "/", .memory) { [api] request in
-        guard Self.wantsHTML(request.headers["accept"]) else { return api.handle(request) }
+      // On a lane: a request that is not a browser's is the XML API's ListBuckets.
+      RouteEntry("GET", "/", .blocking) { [api] request in
+        guard Self.wantsHTML(request.headers["accept"]) else { return api.answer(request) }
         return Self.redirect("/ui/")
       },
       RouteEntry("GET", "/ui", .memory) { _ in Self.redirect("/ui/") },

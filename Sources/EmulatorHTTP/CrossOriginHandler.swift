@@ -80,11 +80,6 @@ public struct CrossOriginHandler: HTTPHandler {
     finish(inner.errorResponse(for: error, head: head), grant: grant(head))
   }
 
-  public func handle(_ request: HTTPRequest) -> HTTPResponse {
-    if request.method == "OPTIONS" { return options(request.head) }
-    return finish(inner.handle(request), grant: grant(request.head))
-  }
-
   public func start(_ request: HTTPRequest) -> HTTPHandling {
     if request.method == "OPTIONS" { return .respond(options(request.head)) }
     let grant = grant(request.head)

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// What the server calls for each request. Implementations must be thread-safe: requests from
 /// different connections run concurrently.
 public protocol HTTPHandler: Sendable {
@@ -5,17 +7,13 @@ public protocol HTTPHandler: Sendable {
   /// request is refused with 413 without reading it.
   func bodyLimit(for head: HTTPRequestHead) -> Int
 
-  /// Answers a complete request synchronously, wherever it is called.
-  func handle(_ request: HTTPRequest) -> HTTPResponse
-
   /// The response sent, with `Connection: close`, for a request that could not be parsed or was
   /// refused from its head (413, 431…). A requirement, so a handler's own version is the one called.
   func errorResponse(for error: HTTPParseError) -> HTTPResponse
 
   /// Called on the connection's own thread: answers at once (from memory, without blocking: no
   /// thread hand-off at all), or starts work that answers later, or returns the work that may
-  /// block, which the server runs on one of its blocking lanes. The default defers the whole
-  /// `handle` to a lane.
+  /// block, which the server runs on one of its blocking lanes. The one way a request is run.
   func start(_ request: HTTPRequest) -> HTTPHandling
 
   /// Called when a head has arrived, before its body is read: a response refuses the request
@@ -66,10 +64,6 @@ public struct HTTPResponder: Sendable {
 extension HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int { Int.max }
 
-  public func start(_ request: HTTPRequest) -> HTTPHandling {
-    .blocking { handle(request) }
-  }
-
   public func screen(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
 
   public func allowedMethods(for head: HTTPRequestHead) -> [String]? { nil }
@@ -82,6 +76,43 @@ extension HTTPHandler {
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
     HTTPResponse.plainJSONError(status: error.status, message: error.message)
+  }
+}
+
+extension HTTPHandler {
+  /// Runs a request through `start` where the caller is and waits for its response: blocking work
+  /// runs here, deferred work is awaited. For tests, and for a route that hands a request to
+  /// another handler from a blocking lane; never on a connection's thread.
+  public func answer(_ request: HTTPRequest) -> HTTPResponse { start(request).wait() }
+}
+
+extension HTTPHandling {
+  /// The response, made here (see `HTTPHandler.answer`).
+  public func wait() -> HTTPResponse {
+    switch self {
+    case .respond(let response): return response
+    case .blocking(let work): return work()
+    case .deferred(let start):
+      let reply = Reply()
+      start(HTTPResponder { make in reply.set(make()) })
+      return reply.get()
+    }
+  }
+
+  /// One response handed from whichever thread replies to the one waiting.
+  private final class Reply: @unchecked Sendable {
+    private let ready = DispatchSemaphore(value: 0)
+    private var response: HTTPResponse?  // written once, before `ready` is signalled
+
+    func set(_ value: HTTPResponse) {
+      response = value
+      ready.signal()
+    }
+
+    func get() -> HTTPResponse {
+      ready.wait()
+      return response ?? HTTPResponse(status: 500)
+    }
   }
 }
 

@@ -23,7 +23,7 @@ import Testing
   }
 
   func call(_ method: String, _ target: String, _ body: String = "") -> HTTPResponse {
-    door.handle(HTTPRequest(head: HTTPRequestHead(method: method, target: target), body: Array(body.utf8)))
+    door.answer(HTTPRequest(head: HTTPRequestHead(method: method, target: target), body: Array(body.utf8)))
   }
 
   @Test func extraRoutesAnswerByMethodAndPath() {
@@ -81,7 +81,7 @@ import Testing
     let api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder))
     let door = FrontDoor(api: api, routes: [RouteEntry("GET", "/", .memory) { _ in HTTPResponse(status: 302) }])
     func call(_ method: String, _ target: String) -> Int {
-      door.handle(HTTPRequest(head: HTTPRequestHead(method: method, target: target))).status
+      door.answer(HTTPRequest(head: HTTPRequestHead(method: method, target: target))).status
     }
     #expect(call("GET", "/") == 302)
     #expect(call("POST", "/") == 405)  // the API's answer: the XML ListBuckets takes GET only
@@ -114,7 +114,7 @@ import Testing
     case .blocking(let work): started = work().status
     case .deferred: started = -1
     }
-    #expect(door.handle(request).status == started)
+    #expect(door.answer(request).status == started)
     return started
   }
 

@@ -25,7 +25,7 @@ struct APIHarness {
   ) -> Reply {
     var head = HTTPRequestHead(method: method, target: target, headers: ["host": "localhost:9199"])
     for (name, value) in headers { head.headers.add(name, value) }
-    return Reply(api.handle(HTTPRequest(head: head, body: Array(body.utf8))))
+    return Reply(api.answer(HTTPRequest(head: head, body: Array(body.utf8))))
   }
 }
 

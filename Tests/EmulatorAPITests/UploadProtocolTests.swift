@@ -10,7 +10,7 @@ extension APIHarness {
   func call(_ method: String, _ target: String, bytes: [UInt8], headers: [(String, String)] = []) -> Reply {
     var head = HTTPRequestHead(method: method, target: target, headers: ["host": "localhost:9199"])
     for (name, value) in headers { head.headers.add(name, value) }
-    return Reply(api.handle(HTTPRequest(head: head, body: bytes)))
+    return Reply(api.answer(HTTPRequest(head: head, body: bytes)))
   }
 }
 

@@ -16,7 +16,7 @@ import Testing
 
   func vhost(_ method: String, _ target: String, host: String, _ body: String = "") -> Reply {
     let head = HTTPRequestHead(method: method, target: target, headers: ["host": host])
-    return Reply(h.api.handle(HTTPRequest(head: head, body: Array(body.utf8))))
+    return Reply(h.api.answer(HTTPRequest(head: head, body: Array(body.utf8))))
   }
 
   @Test func routesPathAndVirtualHostStyles() throws {
@@ -254,7 +254,7 @@ import Testing
       }
     }
     let denied = HTTPRequestHead(method: "GET", target: "/bkt/x", headers: ["host": "localhost", "x-deny": "1"])
-    let reply = Reply(api.handle(HTTPRequest(head: denied)))
+    let reply = Reply(api.answer(HTTPRequest(head: denied)))
     #expect(reply.status == 403)
     #expect(reply.text.contains("<Code>AccessDenied</Code>"))
   }

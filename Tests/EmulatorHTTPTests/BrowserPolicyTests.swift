@@ -141,11 +141,11 @@ import Testing
 
   @Test func optionsWithoutOriginListsTheMethodsAndUnknownTargetsAre404() {
     let handler = CrossOriginHandler(StandIn(mode: .respond), configuration: CrossOriginConfiguration())
-    let known = handler.handle(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/r")))
+    let known = handler.answer(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/r")))
     #expect(known.status == 204)
     #expect(known.headers["allow"] == "GET, PUT")
     #expect(known.headers["access-control-allow-origin"] == nil)
-    let unknown = handler.handle(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/nowhere")))
+    let unknown = handler.answer(HTTPRequest(head: HTTPRequestHead(method: "OPTIONS", target: "/nowhere")))
     #expect(unknown.status == 404)
   }
 
@@ -158,8 +158,9 @@ import Testing
         responseHeaders: ["Content-Type", "x-goog-meta-color"], maxAgeSeconds: 600),
       CrossOriginRule(origins: ["*"], methods: ["PUT"]),
     ]
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-      HTTPResponse(status: 200, headers: ["x-goog-meta-color": "blue", "x-goog-hash": "crc32c=AAAAAA=="], body: [1])
+    func start(_ request: HTTPRequest) -> HTTPHandling {
+      .respond(
+        HTTPResponse(status: 200, headers: ["x-goog-meta-color": "blue", "x-goog-hash": "crc32c=AAAAAA=="], body: [1]))
     }
     func allowedMethods(for head: HTTPRequestHead) -> [String]? { ["GET", "HEAD", "PUT"] }
     func crossOriginRules(for head: HTTPRequestHead) -> [CrossOriginRule]? { head.rawPath == "/d" ? Self.rules : nil }
@@ -169,7 +170,7 @@ import Testing
     let handler = CrossOriginHandler(ConfiguredResource(), configuration: CrossOriginConfiguration())
     func get(_ target: String, _ origin: String, method: String = "GET") -> HTTPResponse {
       let head = HTTPRequestHead(method: method, target: target, headers: ["origin": origin])
-      return handler.screen(head) ?? handler.handle(HTTPRequest(head: head))
+      return handler.screen(head) ?? handler.answer(HTTPRequest(head: head))
     }
     // The entry's origin, though the server-wide policy does not allow it: its response headers only.
     let shop = get("/d", "https://shop.example")
@@ -195,7 +196,7 @@ import Testing
       let head = HTTPRequestHead(
         method: "OPTIONS", target: "/d",
         headers: ["origin": origin, "access-control-request-method": method, "access-control-request-headers": "range"])
-      return handler.screen(head) ?? handler.handle(HTTPRequest(head: head))
+      return handler.screen(head) ?? handler.answer(HTTPRequest(head: head))
     }
     let shop = preflight("https://shop.example", "GET")
     #expect(shop.status == 204)

@@ -13,6 +13,8 @@ final class ReceiverLog: HTTPHandler {
 
   init(failures: Int) { remainingFailures = Locked(failures) }
 
+  func start(_ request: HTTPRequest) -> HTTPHandling { .blocking { self.handle(request) } }
+
   func handle(_ request: HTTPRequest) -> HTTPResponse {
     attempts.withLock { $0 += 1 }
     let fail = remainingFailures.withLock { remaining -> Bool in

@@ -134,12 +134,13 @@ enum RouteHandler: Sendable {
   case requestLater(@Sendable (HTTPRequest, HTTPResponder) -> Void)
   /// A route of the API at an exact path (`/internal/setRules`).
   case api(@Sendable (StorageAPI) -> (HTTPRequest) -> HTTPResponse)
-  /// A JSON surface's route; errors are answered in the surface's flavour.
-  case json(@Sendable (StorageAPI) -> (RequestContext) throws(APIError) -> HTTPResponse)
+  /// A JSON surface's route; what it throws (`APIError`, `StorageError`) is answered in the
+  /// surface's flavour by `APIError(mapping:)`.
+  case json(@Sendable (StorageAPI) -> (RequestContext) throws -> HTTPResponse)
   /// A JSON surface's route answered later (metadata updates).
   case jsonLater(@Sendable (StorageAPI) -> (RequestContext, HTTPResponder) -> Void)
-  /// An XML API route; errors are XML documents.
-  case xml(@Sendable (StorageAPI) -> (XMLContext) throws(XMLError) -> HTTPResponse)
+  /// An XML API route; what it throws becomes an XML error document (`XMLError(mapping:)`).
+  case xml(@Sendable (StorageAPI) -> (XMLContext) throws -> HTTPResponse)
 }
 
 /// An XML API request on its way to its handler.

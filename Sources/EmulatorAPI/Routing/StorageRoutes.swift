@@ -91,7 +91,7 @@ extension StorageAPI {
 
   /// A path that exists only to say where to go instead.
   private static func notFound(_ message: String) -> RouteHandler {
-    .json { _ in { (_: RequestContext) throws(APIError) -> HTTPResponse in throw APIError(404, .notFound, message) } }
+    .json { _ in { (_: RequestContext) throws -> HTTPResponse in throw APIError(404, .notFound, message) } }
   }
 
   // MARK: XML API (`/<bucket>/<object>`, `Host: <bucket>.<xml_virtual_host>`), POST policies

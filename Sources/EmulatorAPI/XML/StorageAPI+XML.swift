@@ -32,7 +32,7 @@ extension StorageAPI {
   func xml(_ request: HTTPRequest, _ route: XMLRoute, in table: RouteTable) -> HTTPResponse {
     // Signed URLs (StorageAPI+SignedURLs.swift), answered with GCS's XML error documents.
     if let failure = signedURLFailure(request, xml: true) { return failure }
-    do throws(XMLError) {
+    do {
       if let gate = xmlGate {
         do {
           try gate(request, route)
@@ -49,7 +49,7 @@ extension StorageAPI {
       if let name = Self.subresources.first(where: { query[$0] != nil }) {
         throw XMLError(501, "NotImplemented", "The ?\(name) subresource is not emulated.")
       }
-      if let name = route.name { try xml { () throws(StorageError) in try Naming.validateObjectName(name) } }
+      if let name = route.name { try Naming.validateObjectName(name) }
       let candidates = table.xmlEntries(Self.level(route))
       let flags = Self.xmlFlags(request.head, query)
       guard let entry = table.first(candidates, method: request.method, flags: flags),
@@ -60,26 +60,24 @@ extension StorageAPI {
       }
       return try handler(self)(XMLContext(request: request, route: route, query: query))
     } catch {
-      return error.response
+      return XMLError(mapping: error).response
     }
   }
 
-  func xmlCreateBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
-    try xml { () throws(StorageError) in _ = try store.createBucket(context.bucket) }
+  func xmlCreateBucket(_ context: XMLContext) throws -> HTTPResponse {
+    _ = try store.createBucket(context.bucket)
     return HTTPResponse(.ok)
   }
 
-  func xmlDeleteBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
-    try xml { () throws(StorageError) in try store.deleteBucket(context.bucket) }
+  func xmlDeleteBucket(_ context: XMLContext) throws -> HTTPResponse {
+    try store.deleteBucket(context.bucket)
     return HTTPResponse(.noContent)
   }
 
-  func xmlDelete(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlDelete(_ context: XMLContext) throws -> HTTPResponse {
     var conditions = try Self.xmlConditions(context.request.headers, prefix: "x-goog-if-")
     conditions.generation = try Self.xmlInt(context.query["generation"], "generation")
-    try xml { () throws(StorageError) in
-      try store.delete(bucket: context.bucket, name: context.name, conditions: conditions)
-    }
+    try store.delete(bucket: context.bucket, name: context.name, conditions: conditions)
     return HTTPResponse(.noContent)
   }
 
@@ -89,15 +87,6 @@ extension StorageAPI {
     "encryptionConfig", "iam", "storageClass", "retention", "legal-hold", "policy", "notification", "location",
     "requestPayment", "object-lock", "websiteConfig",
   ]
-
-  /// Runs a store call, turning its error into an XML one.
-  func xml<T>(_ body: () throws(StorageError) -> T) throws(XMLError) -> T {
-    do {
-      return try body()
-    } catch {
-      throw XMLError(error)
-    }
-  }
 
   static func xmlNotAllowed(_ method: String, _ allow: String) -> XMLError {
     var error = XMLError(
@@ -147,14 +136,12 @@ extension StorageAPI {
     return false
   }
 
-  func xmlGet(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlGet(_ context: XMLContext) throws -> HTTPResponse {
     let (request, query, bucket, name) = (context.request, context.query, context.bucket, context.name)
     let headers = request.headers
     var conditions = try Self.xmlConditions(headers, prefix: "x-goog-if-")
     conditions.generation = try Self.xmlInt(query["generation"], "generation")
-    let (object, data) = try xml { () throws(StorageError) in
-      try store.open(bucket: bucket, name: name, conditions: conditions)
-    }
+    let (object, data) = try store.open(bucket: bucket, name: name, conditions: conditions)
     let lastModified = object.updated / 1000
     if let header = headers["if-match"], !Self.xmlTagsMatch(header, object) {
       throw XMLError(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
@@ -178,13 +165,13 @@ extension StorageAPI {
     do {
       response = try media(object, data, requestHeaders: headers)
     } catch {
-      throw XMLError(error)
+      throw XMLError(mapping: error)
     }
     response.headers.set("etag", Self.xmlETag(object))
     return response
   }
 
-  func xmlPut(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlPut(_ context: XMLContext) throws -> HTTPResponse {
     let (request, bucket, name) = (context.request, context.bucket, context.name)
     let headers = request.headers
     let patch = try Self.xmlPatch(headers)
@@ -206,9 +193,7 @@ extension StorageAPI {
     let conditions = try Self.xmlConditions(headers, prefix: "x-goog-if-")
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createsBucket: limits.lenientBuckets)
-    let object = try xml { () throws(StorageError) in
-      try store.insert(bucket: bucket, name: name, source: Self.source(request), upload: upload, conditions: conditions)
-    }
+    let object = try store.insert(bucket: bucket, name: name, source: Self.source(request), upload: upload, conditions: conditions)
     return HTTPResponse(.ok, headers: Self.xmlObjectHeaders(object))
   }
 

@@ -24,7 +24,7 @@ extension StorageAPI {
   /// ListObjectsV2 (`list-type=2`: continuation-token, start-after, KeyCount) and V1 (marker).
   /// Continuation tokens are the JSON API's page tokens; a start-after or marker that ends with
   /// the delimiter skips everything under that common prefix.
-  func xmlList(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlList(_ context: XMLContext) throws -> HTTPResponse {
     let (bucket, query) = (context.bucket, context.query)
     let v2 = query["list-type"] == "2"
     let urlEncoded = query["encoding-type"]?.lowercased() == "url"
@@ -51,10 +51,10 @@ extension StorageAPI {
     let page: ListPage
     if maxKeys == 0 {
       // Existence of the bucket still matters.
-      _ = try xml { () throws(StorageError) in try store.bucket(bucket) }
+      _ = try store.bucket(bucket)
       page = ListPage()
     } else {
-      page = try xml { () throws(StorageError) in try store.list(bucket: bucket, query: list) }
+      page = try store.list(bucket: bucket, query: list)
     }
     func text(_ value: String) -> String { urlEncoded ? URLCoding.encodeComponent(value) : value }
     var xml = XMLWriter()
@@ -115,7 +115,7 @@ extension StorageAPI {
   /// `PUT` with `x-goog-copy-source: /bucket/object` (percent-encoded; `?generation=` allowed):
   /// a server-side copy. `x-goog-metadata-directive: REPLACE` takes the request's headers as the
   /// metadata, `COPY` (the default) keeps the source's.
-  func xmlCopy(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlCopy(_ context: XMLContext) throws -> HTTPResponse {
     let (request, bucket, name) = (context.request, context.bucket, context.name)
     let headers = request.headers
     let raw = (headers["x-goog-copy-source"] ?? "").trimmingASCIIWhitespace()
@@ -141,9 +141,7 @@ extension StorageAPI {
       try Self.xmlInt(headers["x-goog-copy-source-generation"], "x-goog-copy-source-generation") ?? generation
     let conditions = try Self.xmlConditions(headers, prefix: "x-goog-if-")
     if let tag = headers["x-goog-copy-source-if-match"] ?? headers["x-goog-copy-source-if-none-match"] {
-      let source = try xml { () throws(StorageError) in
-        try store.metadata(bucket: sourceBucket, name: sourceName, conditions: sourceConditions)
-      }
+      let source = try store.metadata(bucket: sourceBucket, name: sourceName, conditions: sourceConditions)
       let wantMatch = headers["x-goog-copy-source-if-match"] != nil
       if Self.xmlTagsMatch(tag, source) != wantMatch {
         throw XMLError(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
@@ -158,11 +156,9 @@ extension StorageAPI {
         patch.fields[field] = .remove
       }
     }
-    let object = try xml { () throws(StorageError) in
-      try store.copy(
-        from: sourceBucket, sourceName, sourceConditions: sourceConditions, to: bucket, name,
-        upload: ObjectStore.Upload(patch: patch, createsBucket: limits.lenientBuckets), conditions: conditions)
-    }
+    let object = try store.copy(
+      from: sourceBucket, sourceName, sourceConditions: sourceConditions, to: bucket, name,
+      upload: ObjectStore.Upload(patch: patch, createsBucket: limits.lenientBuckets), conditions: conditions)
     var xml = XMLWriter()
     xml.open("CopyObjectResult")
     xml.element("LastModified", Timestamp.format(milliseconds: object.updated))

@@ -7,7 +7,7 @@ import Foundation
 /// list parts (`GET ?uploadId`), complete (`POST ?uploadId` with a CompleteMultipartUpload
 /// document), abort (`DELETE ?uploadId`).
 extension StorageAPI {
-  func xmlMultipart(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+  func xmlMultipart(_ context: XMLContext) throws -> HTTPResponse {
     let (request, query, bucket, name) = (context.request, context.query, context.bucket, context.name)
     guard let uploads = multipart else {
       throw XMLError(500, "InternalError", "The multipart upload folder could not be created.")
@@ -16,8 +16,8 @@ extension StorageAPI {
     guard let id = query["uploadId"] else {
       guard method == "POST" else { throw Self.xmlNotAllowed(method, "POST") }
       let patch = try Self.xmlPatch(request.headers)
-      if !limits.lenientBuckets { _ = try xml { () throws(StorageError) in try store.bucket(bucket) } }
-      let upload = try xml { () throws(StorageError) in try uploads.initiate(bucket: bucket, name: name, patch: patch) }
+      if !limits.lenientBuckets { _ = try store.bucket(bucket) }
+      let upload = try uploads.initiate(bucket: bucket, name: name, patch: patch)
       var xml = XMLWriter()
       xml.open("InitiateMultipartUploadResult", attributes: "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"")
       xml.element("Bucket", bucket)
@@ -32,22 +32,18 @@ extension StorageAPI {
         throw XMLError(400, "InvalidArgument", "An upload part needs partNumber=1…10000.")
       }
       let file = request.bodyFile?.take()
-      let info = try xml { () throws(StorageError) in
-        try uploads.putPart(id, bucket: bucket, name: name, number: number, bytes: request.body, file: file)
-      }
+      let info = try uploads.putPart(id, bucket: bucket, name: name, number: number, bytes: request.body, file: file)
       return HTTPResponse(.ok, headers: ["etag": "\"" + Hex.encode(info.md5) + "\""])
     case "GET", "HEAD":
       return try xmlListParts(uploads, id: id, query, bucket: bucket, name: name)
     case "POST":
       let parts = try XMLCompleteDocument.parts(request.bodyBytes())
       let conditions = try Self.xmlConditions(request.headers, prefix: "x-goog-if-")
-      let object = try xml { () throws(StorageError) in
-        try uploads.complete(id, bucket: bucket, name: name, parts: parts) { upload, data throws(StorageError) in
-          try store.insert(
-            bucket: bucket, name: name, source: data,
-            upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets),
-            conditions: conditions)
-        }
+      let object = try uploads.complete(id, bucket: bucket, name: name, parts: parts) { upload, data throws(StorageError) in
+        try store.insert(
+          bucket: bucket, name: name, source: data,
+          upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets),
+          conditions: conditions)
       }
       var xml = XMLWriter()
       xml.open("CompleteMultipartUploadResult", attributes: "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"")
@@ -58,7 +54,7 @@ extension StorageAPI {
       xml.close("CompleteMultipartUploadResult")
       return xml.response(headers: Self.xmlObjectHeaders(object))
     case "DELETE":
-      _ = try xml { () throws(StorageError) in try uploads.upload(id, bucket: bucket, name: name) }
+      _ = try uploads.upload(id, bucket: bucket, name: name)
       uploads.abort(id)
       return HTTPResponse(.noContent)
     default:
@@ -68,8 +64,8 @@ extension StorageAPI {
 
   private func xmlListParts(
     _ uploads: MultipartUploads, id: String, _ query: QueryParameters, bucket: String, name: String
-  ) throws(XMLError) -> HTTPResponse {
-    let upload = try xml { () throws(StorageError) in try uploads.upload(id, bucket: bucket, name: name) }
+  ) throws -> HTTPResponse {
+    let upload = try uploads.upload(id, bucket: bucket, name: name)
     let maxParts = min(try Self.xmlInt(query["max-parts"], "max-parts").map { Int(max(0, $0)) } ?? 1000, 1000)
     let marker = Int(try Self.xmlInt(query["part-number-marker"], "part-number-marker") ?? 0)
     let numbers = upload.parts.keys.sorted().filter { $0 > marker }

@@ -97,6 +97,15 @@ struct XMLError: Error {
 
   init(_ error: StorageError) { self.init(APIError(error)) }
 
+  /// Any error an XML handler throws, as an XML error document: the store's and the JSON side's
+  /// errors get their XML codes. The one place the XML API maps errors (`StorageAPI.xml`).
+  init(mapping error: any Error) {
+    switch error {
+    case let error as XMLError: self = error
+    default: self.init(APIError(mapping: error))
+    }
+  }
+
   var response: HTTPResponse {
     if status == 304 { return HTTPResponse(.notModified, headers: headers) }
     var xml = XMLWriter()
