@@ -19,6 +19,7 @@ extension StorageAPI {
   /// `CrossOriginRouteTests.preflightMethodsAreExactlyWhatTheRoutesServe`.
   public func allowedMethods(for head: HTTPRequestHead) -> [String]? {
     if case .success(let xml)? = xmlRoute(head) { return Self.xmlMethods(xml, query: head.rawQuery) }
+    if Self.isBatch(head) { return ["POST"] }
     guard let route = try? Route.match(rawPath: head.rawPath) else { return nil }
     let session = head.rawQuery.utf8Range(of: "upload_id=") != nil
     let surface = route.surface
@@ -27,6 +28,7 @@ extension StorageAPI {
     case .bucket: return ["GET", "HEAD", "PATCH", "PUT", "DELETE"]
     case .storageLayout: return ["GET", "HEAD"]
     case .managedFolders: return ["GET", "HEAD", "POST"]
+    case .client(let resource): return resource.methods
     case .objects where session:
       switch surface {
       case .firebase, .json: return ["PUT", "POST"]

@@ -37,7 +37,9 @@ extension StorageAPI {
 
   func patchOptions(_ context: RequestContext, replace: Bool = false) -> MetadataPatch.Options {
     let firebase = context.route.surface.isFirebase
-    return MetadataPatch.Options(replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+    return MetadataPatch.Options(
+      replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase,
+      predefinedAcl: firebase ? nil : context.query["predefinedAcl"] ?? context.query["destinationPredefinedAcl"])
   }
 
   /// GCS media upload and the Firebase raw upload: the body is the data.
@@ -98,6 +100,9 @@ extension StorageAPI {
     }
     if firebase && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
+    }
+    if !firebase && patch.acl == nil, let predefined = context.query["predefinedAcl"] {
+      patch.acl = try storage { () throws(StorageError) in try AccessControl.predefined(predefined, scope: .object) }
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(

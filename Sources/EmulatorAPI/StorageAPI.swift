@@ -73,6 +73,7 @@ public final class StorageAPI: HTTPHandler {
 
   public func handle(_ request: HTTPRequest) -> HTTPResponse {
     if let response = setRulesResponse(request) { return response }
+    if Self.isBatch(request.head) { return batch(request) }
     if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) {
       return postPolicyUpload(request, bucket: bucket)
     }
@@ -94,6 +95,7 @@ public final class StorageAPI: HTTPHandler {
   /// everything else writes: lanes.)
   public func start(_ request: HTTPRequest) -> HTTPHandling {
     if let response = setRulesResponse(request) { return .respond(response) }
+    if Self.isBatch(request.head) { return .blocking { [self] in batch(request) } }
     if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) {
       return .blocking { [self] in postPolicyUpload(request, bucket: bucket) }
     }
@@ -157,6 +159,7 @@ public final class StorageAPI: HTTPHandler {
         json: ResourceJSON(
           baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
+      context.json.full = query["projection"] == "full"
       context.method = Self.effectiveMethod(request)
       return .success(context)
     } catch {
@@ -206,6 +209,8 @@ public final class StorageAPI: HTTPHandler {
       return try storageLayout(context, bucket: bucket)
     case .managedFolders(let bucket):
       return try managedFolders(context, bucket: bucket)
+    case .client(let resource):
+      return try clientRequest(context, resource)
     case .objects(let bucket):
       if let id = context.query["upload_id"] {
         // A resumable session's URL.
@@ -341,7 +346,8 @@ public final class StorageAPI: HTTPHandler {
       try Self.validate(name)
       let body = try RequestOptions.jsonObject(context.request.bodyBytes())
       let options = MetadataPatch.Options(
-        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase)
+        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase, newGeneration: false,
+        predefinedAcl: firebase ? nil : context.query["predefinedAcl"])
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
       try authorizePatch(context, bucket: bucket, name: name, patch: patch)
@@ -399,7 +405,7 @@ struct RequestContext: Sendable {
     let firebase = route.surface.isFirebase
     let json = self.json
     let render = { (object: ObjectMetadata) in firebase ? json.firebaseObject(object) : json.gcsObject(object) }
-    guard let cache else { return ok(render(object), headers: ["etag": object.etag]) }
+    guard let cache, !json.full else { return ok(render(object), headers: ["etag": object.etag]) }
     let key = RenderCache.Key(
       bucket: object.bucket, name: object.name, firebase: firebase, baseURL: json.baseURL, fields: json.fields)
     let cached = cache.body(for: object, key: key, render: render)

@@ -23,6 +23,8 @@ extension FileBackend {
     json.string("metageneration", String(bucket.metageneration))
     json.key("settings")
     bucket.settings.write(into: &json)
+    json.key("access")
+    bucket.access.json.write(into: &json)
     json.endObject()
     try files.writeAtomically(json.bytes, to: dir + "/bucket.json", temp: tempPath("record"))
   }
