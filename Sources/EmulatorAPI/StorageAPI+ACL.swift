@@ -152,16 +152,17 @@ extension StorageAPI {
     }
   }
 
-  /// The ACLs a bucket insert, PATCH or PUT asks for: `acl` / `defaultObjectAcl` in the body, or
-  /// the `predefinedAcl` / `predefinedDefaultObjectAcl` query parameters; checked before anything
+  /// The ACLs a bucket insert, PATCH or PUT asks for: the `predefinedAcl` /
+  /// `predefinedDefaultObjectAcl` query parameters, or `acl` / `defaultObjectAcl` in the body; checked before anything
   /// is written. With uniform bucket-level access (on the bucket or in the body) they are a 400.
   func requestedBucketAccess(
     _ context: RequestContext, _ body: JSONValue, current: String?
   ) throws(APIError) -> (acl: [AccessControl]?, defaultObjectAcl: [AccessControl]?) {
     func read(_ key: String, _ query: String, _ scope: AccessControl.Scope) throws(APIError) -> [AccessControl]? {
       try storage { () throws(StorageError) -> [AccessControl]? in
-        if let value = body[key], value != .null { return try AccessControl.list(json: value, scope: scope) }
+        // The predefined ACL wins: the clients send it with an empty list beside it.
         if let name = context.query[query] { return try AccessControl.predefined(name, scope: scope) }
+        if let value = body[key], value != .null { return try AccessControl.list(json: value, scope: scope) }
         return nil
       }
     }

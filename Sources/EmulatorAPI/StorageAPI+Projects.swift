@@ -24,7 +24,7 @@ extension StorageAPI {
       switch context.method {
       case "GET", "HEAD":
         let account = context.query["serviceAccountEmail"]
-        let showDeleted = context.query["showDeletedKeys"] == "true"
+        let showDeleted = context.query["showDeletedKeys"]?.lowercased() == "true"
         let keys = ring.list(project: project).filter {
           (account == nil || $0.serviceAccount == account) && (showDeleted || $0.state != "DELETED")
         }

@@ -24,7 +24,7 @@ public struct MetadataPatch: Sendable, Equatable {
   /// Per key: a value sets it, nil deletes it.
   public var customUpdates: [String: String?] = [:]
   public var tokens: TokenChange = .keep
-  /// A new ACL (`acl` in the document, or the query's predefined ACL); nil keeps it.
+  /// A new ACL (the query's predefined ACL, or `acl` in the document); nil keeps it.
   public var acl: [AccessControl]?
   /// The storage class of a new generation (`storageClass` in an upload's or a rewrite's metadata).
   public var storageClass: String?
@@ -44,7 +44,7 @@ public struct MetadataPatch: Sendable, Equatable {
     /// The document describes a new generation, so `storageClass` is read; a metadata update
     /// cannot change it (a rewrite does), and ignores it as the read-only field it is there.
     public var newGeneration = true
-    /// A `predefinedAcl` query parameter: the ACL unless the document has `acl`.
+    /// A `predefinedAcl` query parameter: the ACL, whatever `acl` the document has.
     public var predefinedAcl: String?
 
     public init(
@@ -168,10 +168,11 @@ public struct MetadataPatch: Sendable, Equatable {
 
   /// `acl`, the predefined ACL and (for a new generation) `storageClass`.
   private mutating func readAccess(_ latest: [String: JSONValue], options: Options) throws(StorageError) {
-    if let value = latest["acl"], value != .null {
-      acl = try AccessControl.list(json: value, scope: .object)
-    } else if let name = options.predefinedAcl {
+    // The predefined ACL wins: the clients send it with an empty `acl` beside it.
+    if let name = options.predefinedAcl {
       acl = try AccessControl.predefined(name, scope: .object)
+    } else if let value = latest["acl"], value != .null {
+      acl = try AccessControl.list(json: value, scope: .object)
     }
     guard options.newGeneration, let value = latest["storageClass"], value != .null else { return }
     guard let text = value.stringValue, BucketSettings.storageClasses.contains(text.uppercased()) else {
