@@ -98,13 +98,12 @@ extension StorageAPI {
   }
 
   private func writeHMACMetadata(_ key: HMACKeyRing.Key, into json: inout JSONWriter) {
+    let fields = [
+      ("kind", "storage#hmacKeyMetadata"), ("id", "\(key.project)/\(key.accessID)"), ("accessId", key.accessID),
+      ("projectId", key.project), ("serviceAccountEmail", key.serviceAccount), ("state", key.state),
+    ]
     json.beginObject()
-    json.string("kind", "storage#hmacKeyMetadata")
-    json.string("id", "\(key.project)/\(key.accessID)")
-    json.string("accessId", key.accessID)
-    json.string("projectId", key.project)
-    json.string("serviceAccountEmail", key.serviceAccount)
-    json.string("state", key.state)
+    for (name, value) in fields { json.string(name, value) }
     json.timestamp("timeCreated", milliseconds: key.timeCreated)
     json.timestamp("updated", milliseconds: key.updated)
     json.string("etag", IAMPolicy.etag(revision: key.revision))

@@ -2,13 +2,12 @@
 /// objects and a bucket's default object ACL. The emulator has no identities, so it keeps and
 /// returns ACLs but never enforces them; an object's owner is the project's owners team.
 public struct AccessControl: Sendable, Equatable {
+  /// `allUsers`, `user-<email>`, `project-owners-<number>`… (see `validate(entity:)`).
   public var entity: String
+  /// OWNER, WRITER (buckets only) or READER.
   public var role: String
 
-  public init(entity: String, role: String) {
-    self.entity = entity
-    self.role = role
-  }
+  public init(entity: String, role: String) { (self.entity, self.role) = (entity, role) }
 
   /// Whether the ACL belongs to a bucket (roles OWNER, WRITER, READER) or to an object (OWNER, READER).
   public enum Scope: Sendable {
