@@ -133,6 +133,18 @@ import Testing
       headers: [("content-type", "multipart/related; boundary=b")]).status == 400)
   }
 
+  @Test func xmlStorageClassAndCannedACLHeaders() {
+    let put = h.call(
+      "PUT", "/acl-bkt/xml.txt", "xml", headers: [("x-goog-storage-class", "nearline"), ("x-goog-acl", "public-read")])
+    #expect(put.status == 200)
+    #expect(put.header("x-goog-storage-class") == "NEARLINE")
+    #expect(h.call("HEAD", "/acl-bkt/xml.txt").header("x-goog-storage-class") == "NEARLINE")
+    #expect(entities(h.call("GET", "/storage/v1/b/acl-bkt/o/xml.txt/acl")).contains("allUsers"))
+    #expect(h.call("PUT", "/acl-bkt/bad.txt", "x", headers: [("x-goog-storage-class", "FROZEN")]).status == 400)
+    #expect(h.call("PUT", "/acl-bkt/bad.txt", "x", headers: [("x-goog-acl", "everyone-writes")]).status == 400)
+    #expect(h.call("HEAD", "/acl-bkt/bad.txt").status == 404)
+  }
+
   @Test func iamPolicyGetSetWithEtag() {
     let policy = h.call("GET", "/storage/v1/b/acl-bkt/iam")
     #expect(policy.status == 200)
