@@ -46,6 +46,7 @@ public final class StorageAPI: HTTPHandler {
     self.signing = signing
     self.rules = rules
     self.xmlGate = xmlGate
+    signing.madeKeys.attach(store)
     self.multipart = try? MultipartUploads(
       directory: URL(fileURLWithPath: sessions.directory + "-xml-multipart"), maxBytes: Int64(limits.maxUploadBytes))
   }

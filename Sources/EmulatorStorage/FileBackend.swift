@@ -14,6 +14,7 @@ import Synchronization
 ///
 ///     FORMAT                                       "storage-emulator data format 1"
 ///     tmp/                                         staging; emptied at start-up
+///     projects.json                                HMAC keys made through the API
 ///     buckets/<bucket>/bucket.json                 the bucket record
 ///     buckets/<bucket>/objects/<hh>/<sha>.json     an object's metadata record
 ///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   its bytes

@@ -29,4 +29,14 @@ extension ObjectStore {
     }
     return try result.get()
   }
+
+  /// The project-level state saved last (`StorageBackend.saveProjects`); nil when none.
+  public func projectState() -> JSONValue? { backend.loadProjects() }
+
+  /// Saves the project-level state (the caller serialises its changes).
+  public func saveProjectState(_ state: JSONValue) throws(StorageError) {
+    try beginWrite()
+    defer { endWrite() }
+    try backend.saveProjects(state)
+  }
 }

@@ -36,9 +36,15 @@ public protocol StorageBackend: Sendable {
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
   /// Saves the whole index so the next `load` is fast (called with no write in progress).
   func saveSnapshot(_ state: LoadedState) throws(StorageError)
+  /// Saves the project-level state (HMAC keys made through the API), replacing what was saved.
+  func saveProjects(_ state: JSONValue) throws(StorageError)
+  /// What `saveProjects` last saved; nil when nothing was (or the backend keeps nothing).
+  func loadProjects() -> JSONValue?
 }
 
 extension StorageBackend {
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
+  public func saveProjects(_ state: JSONValue) throws(StorageError) {}
+  public func loadProjects() -> JSONValue? { nil }
 }
 

@@ -97,6 +97,31 @@ import Testing
     #expect(h.call("POST", path).status == 400)
   }
 
+  /// Keys are saved with the data folder: a restarted emulator still lists them, with their
+  /// state, and an ACTIVE one still verifies (its secret is kept, never listed).
+  @Test func hmacKeysSurviveRestart() throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("se-hmac-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    func api() throws -> StorageAPI {
+      let store = try ObjectStore(backend: FileBackend(root: root.appendingPathComponent("data")))
+      return StorageAPI(store: store, sessions: try UploadSessions(directory: root.appendingPathComponent("uploads")))
+    }
+    func call(_ api: StorageAPI, _ method: String, _ target: String, _ body: String = "") -> Reply {
+      Reply(api.handle(HTTPRequest(head: HTTPRequestHead(method: method, target: target, headers: ["host": "h"]), body: Array(body.utf8))))
+    }
+    let first = try api()
+    let made = call(first, "POST", "/storage/v1/projects/p1/hmacKeys?serviceAccountEmail=sa%40x")
+    let id = made.json["metadata"]?["accessId"]?.stringValue ?? ""
+    let other = call(first, "POST", "/storage/v1/projects/p1/hmacKeys?serviceAccountEmail=sa%40x")
+    let otherID = other.json["metadata"]?["accessId"]?.stringValue ?? ""
+    #expect(call(first, "PUT", "/storage/v1/projects/p1/hmacKeys/" + otherID, #"{"state":"INACTIVE"}"#).status == 200)
+    let second = try api()
+    #expect(call(second, "GET", "/storage/v1/projects/p1/hmacKeys/" + id).string("state") == "ACTIVE")
+    #expect(call(second, "GET", "/storage/v1/projects/p1/hmacKeys/" + otherID).string("state") == "INACTIVE")
+    #expect(second.signing.madeKeys.activeSecret(id) == made.string("secret").map { Array($0.utf8) })
+    #expect(second.signing.madeKeys.activeSecret(otherID) == nil)
+  }
+
   /// A created ACTIVE key verifies GOOG4-HMAC-SHA256 URLs: right signature 200, wrong 403,
   /// after deactivation no longer accepted as that key.
   @Test func createdHMACKeyVerifiesSignedURLs() throws {

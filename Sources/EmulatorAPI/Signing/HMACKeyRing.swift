@@ -1,8 +1,9 @@
 import EmulatorStorage
 
 /// HMAC keys made through the JSON API (`projects/{p}/hmacKeys`). An ACTIVE key verifies
-/// `GOOG4-HMAC-SHA256` signed URLs beside the configured ones (`SigningKeys.hmac`). Kept in
-/// memory: a restart forgets them (the configured `--hmac-key` ones are the lasting kind).
+/// `GOOG4-HMAC-SHA256` signed URLs beside the configured ones (`SigningKeys.hmac`). Once
+/// `attach`ed to a store, every change is saved with it (`projects.json` in the data folder, so
+/// keys survive a restart; with `--in-memory`, only as long as the process).
 public final class HMACKeyRing: Sendable {
   public struct Key: Sendable, Equatable {
     public var accessID: String
@@ -24,8 +25,50 @@ public final class HMACKeyRing: Sendable {
   public static let maxKeysPerAccount = 10
 
   private let keys = Locked<[Key]>([])
+  private let store = Locked<ObjectStore?>(nil)
 
   public init() {}
+
+  /// Loads the keys the store saved and saves every later change there.
+  public func attach(_ store: ObjectStore) {
+    let saved = store.projectState()?["hmacKeys"]
+    keys.withLock { keys in
+      guard case .array(let items)? = saved else { return }
+      keys = items.compactMap(Self.key(record:))
+    }
+    self.store.withLock { $0 = store }
+  }
+
+  /// Saves `candidate` as the whole ring (called under the keys' lock); a failure leaves the
+  /// ring as it was.
+  private func commit(_ candidate: [Key], into keys: inout [Key]) throws(StorageError) {
+    if let store = store.withLock({ $0 }) {
+      try store.saveProjectState(.object([("hmacKeys", .array(candidate.map(Self.record)))]))
+    }
+    keys = candidate
+  }
+
+  private static func record(_ key: Key) -> JSONValue {
+    .object([
+      ("accessId", .string(key.accessID)), ("projectId", .string(key.project)),
+      ("serviceAccountEmail", .string(key.serviceAccount)), ("secret", .string(key.secret)),
+      ("state", .string(key.state)), ("timeCreated", .string(String(key.timeCreated))),
+      ("updated", .string(String(key.updated))), ("revision", .string(String(key.revision))),
+    ])
+  }
+
+  private static func key(record: JSONValue) -> Key? {
+    guard let id = record["accessId"]?.stringValue, let project = record["projectId"]?.stringValue,
+      let account = record["serviceAccountEmail"]?.stringValue, let secret = record["secret"]?.stringValue,
+      let state = record["state"]?.stringValue,
+      let created = record["timeCreated"]?.stringValue.flatMap({ Int64($0) }),
+      let updated = record["updated"]?.stringValue.flatMap({ Int64($0) }),
+      let revision = record["revision"]?.stringValue.flatMap({ Int64($0) })
+    else { return nil }
+    return Key(
+      accessID: id, project: project, serviceAccount: account, secret: secret, state: state, timeCreated: created,
+      updated: updated, revision: revision)
+  }
 
   /// The secret of an ACTIVE key with this access ID.
   public func activeSecret(_ accessID: String) -> [UInt8]? {
@@ -50,7 +93,7 @@ public final class HMACKeyRing: Sendable {
         throw StorageError.invalid(
           "Service account \(serviceAccount) already has \(Self.maxKeysPerAccount) HMAC keys; delete one first.")
       }
-      keys.append(key)
+      try commit(keys + [key], into: &keys)
       return key
     }
   }
@@ -77,7 +120,9 @@ public final class HMACKeyRing: Sendable {
       try change(&key)
       key.revision += 1
       key.updated = max(Timestamp.nowMilliseconds(), key.updated)
-      keys[index] = key
+      var candidate = keys
+      candidate[index] = key
+      try commit(candidate, into: &keys)
       return key
     }
   }
