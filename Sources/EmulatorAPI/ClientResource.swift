@@ -17,16 +17,32 @@ public enum ClientResource: Sendable, Equatable {
   /// `/projects/{p}/hmacKeys[/{accessId}]`.
   case hmacKeys(project: String, accessID: String?)
 
-  /// The methods served at this resource (CORS preflights and `Allow`).
-  var methods: [String] {
+  /// Its slot in the route table (`StorageAPI.clientRoutes`).
+  var kind: ResourceKind {
     switch self {
-    case .bucketACL(_, nil, _), .objectACL(_, _, nil), .notifications(_, nil), .hmacKeys(_, nil):
-      ["GET", "HEAD", "POST"]
-    case .bucketACL, .objectACL: ["GET", "HEAD", "PUT", "PATCH", "DELETE"]
-    case .iam(_, false): ["GET", "HEAD", "PUT"]
-    case .iam(_, true), .serviceAccount: ["GET", "HEAD"]
-    case .notifications: ["GET", "HEAD", "DELETE"]
-    case .hmacKeys: ["GET", "HEAD", "PUT", "DELETE"]
+    case .bucketACL(_, nil, false): .bucketACLs
+    case .bucketACL(_, _, false): .bucketACL
+    case .bucketACL(_, nil, true): .defaultObjectACLs
+    case .bucketACL(_, _, true): .defaultObjectACL
+    case .objectACL(_, _, nil): .objectACLs
+    case .objectACL: .objectACL
+    case .iam(_, false): .iamPolicy
+    case .iam(_, true): .iamTestPermissions
+    case .notifications(_, nil): .notificationConfigs
+    case .notifications: .notificationConfig
+    case .serviceAccount: .serviceAccount
+    case .hmacKeys(_, nil): .hmacKeys
+    case .hmacKeys: .hmacKey
+    }
+  }
+
+  /// The bucket in the path; nil for the project resources.
+  var bucket: String? {
+    switch self {
+    case .bucketACL(let bucket, _, _), .objectACL(let bucket, _, _), .iam(let bucket, _),
+      .notifications(let bucket, _):
+      bucket
+    case .serviceAccount, .hmacKeys: nil
     }
   }
 

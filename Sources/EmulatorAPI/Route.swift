@@ -1,7 +1,7 @@
 import EmulatorHTTP
 
 /// Which URL surface a request came in on; it decides the JSON flavour.
-public enum Surface: Sendable, Equatable {
+public enum Surface: Sendable, Equatable, CaseIterable {
   /// `/b/...`: the design card's paths, what the Node GCS client calls. GCS flavour.
   case bare
   /// `/storage/v1/b/...`. GCS flavour.

@@ -6,8 +6,11 @@ import EmulatorStorage
 /// returned as GCS shapes them, never enforced. A bucket with uniform bucket-level access refuses
 /// every ACL call with a 400, as GCS does.
 extension StorageAPI {
-  /// Serves the resources of `ClientResource`.
-  func clientRequest(_ context: RequestContext, _ resource: ClientResource) throws(APIError) -> HTTPResponse {
+  /// Serves the resources of `ClientResource` (the route table has already checked the method).
+  func clientRequest(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    guard case .client(let resource) = context.route.resource else {
+      throw APIError(404, .notFound, "No such resource.")
+    }
     switch resource {
     case .bucketACL(let bucket, let entity, let defaultObject):
       return try bucketACL(context, bucket: bucket, entity: entity, defaultObject: defaultObject)

@@ -16,9 +16,7 @@ extension StorageAPI {
   /// Headers in one part's request.
   static let maxBatchPartHeaders = 64
 
-  static func isBatch(_ head: HTTPRequestHead) -> Bool {
-    head.rawPath.utf8.elementsEqual(batchPath.utf8) || head.rawPath.utf8.elementsEqual("/batch".utf8)
-  }
+  static func isBatch(_ head: HTTPRequestHead) -> Bool { head.rawPath.utf8.elementsEqual(batchPath.utf8) }
 
   /// Answers a batch request (the whole body is within `maxMetadataBytes`, as `BodyLimits` gives).
   func batch(_ request: HTTPRequest) -> HTTPResponse {

@@ -15,45 +15,47 @@ extension StorageAPI {
     return context.ok(context.json.bucket(bucket))
   }
 
-  func bucketRequest(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
-    switch context.method {
-    case "GET", "HEAD":
-      let info = try storage { () throws(StorageError) in try store.bucket(bucket) }
-      if let expected = try RequestOptions.int64(context.query, "ifMetagenerationMatch"),
-        expected != info.metageneration
-      {
-        throw APIError(
-          StorageError.conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(info.metageneration)."))
-      }
-      return context.ok(context.json.bucket(info))
-    case "PATCH", "PUT":
-      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
-      if let name = body["name"]?.stringValue, name != bucket {
-        throw APIError(400, .invalid, "The bucket name in the body ('\(name)') differs from the one in the path.")
-      }
-      let access = try requestedBucketAccess(context, body, current: bucket)
-      let match = try RequestOptions.int64(context.query, "ifMetagenerationMatch")
-      let notMatch = try RequestOptions.int64(context.query, "ifMetagenerationNotMatch")
-      let info = try storage { () throws(StorageError) in
-        try store.updateBucket(
-          bucket, resource: body, replace: context.method == "PUT", ifMetagenerationMatch: match,
-          ifMetagenerationNotMatch: notMatch)
-      }
-      return context.ok(context.json.bucket(try applyBucketAccess(bucket, access) ?? info))
-    case "DELETE":
-      try storage { () throws(StorageError) in try store.deleteBucket(bucket) }
-      return HTTPResponse(status: 204)
-    default:
-      throw Self.notAllowed(context.method, "GET, HEAD, PATCH, PUT, DELETE")
+  func listBuckets(_ context: RequestContext) -> HTTPResponse {
+    context.ok(context.json.bucketList(store.listBuckets()))
+  }
+
+  func getBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let info = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
+    if let expected = try RequestOptions.int64(context.query, "ifMetagenerationMatch"),
+      expected != info.metageneration
+    {
+      throw APIError(
+        StorageError.conditionNotMet("ifMetagenerationMatch: the bucket's metageneration is \(info.metageneration)."))
     }
+    return context.ok(context.json.bucket(info))
+  }
+
+  /// PATCH merges, PUT replaces.
+  func updateBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let bucket = context.bucket
+    let body = try RequestOptions.jsonObject(context.request.bodyBytes())
+    if let name = body["name"]?.stringValue, name != bucket {
+      throw APIError(400, .invalid, "The bucket name in the body ('\(name)') differs from the one in the path.")
+    }
+    let access = try requestedBucketAccess(context, body, current: bucket)
+    let match = try RequestOptions.int64(context.query, "ifMetagenerationMatch")
+    let notMatch = try RequestOptions.int64(context.query, "ifMetagenerationNotMatch")
+    let info = try storage { () throws(StorageError) in
+      try store.updateBucket(
+        bucket, resource: body, replace: context.method == "PUT", ifMetagenerationMatch: match,
+        ifMetagenerationNotMatch: notMatch)
+    }
+    return context.ok(context.json.bucket(try applyBucketAccess(bucket, access) ?? info))
+  }
+
+  func deleteBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    try storage { () throws(StorageError) in try store.deleteBucket(context.bucket) }
+    return HTTPResponse(status: 204)
   }
 
   /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.
-  func storageLayout(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
-    guard context.method == "GET" || context.method == "HEAD" else {
-      throw Self.notAllowed(context.method, "GET, HEAD")
-    }
-    let info = try storage { () throws(StorageError) in try store.bucket(bucket) }
+  func storageLayout(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let info = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
     var json = JSONWriter()
     json.beginObject()
     json.string("kind", "storage#storageLayout")
@@ -70,15 +72,9 @@ extension StorageAPI {
 
   /// `GET /storage/v1/b/{bucket}/managedFolders`: managed folders (folder-level IAM) are not
   /// emulated, so a bucket never has any; creating one is refused.
-  func managedFolders(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
-    _ = try storage { () throws(StorageError) in try store.bucket(bucket) }
-    switch context.method {
-    case "GET", "HEAD":
-      return context.ok(Array(#"{"kind":"storage#managedFolders"}"#.utf8))
-    case "POST":
-      throw APIError(400, .invalid, "Managed folders are not emulated by this emulator.")
-    default:
-      throw Self.notAllowed(context.method, "GET, HEAD, POST")
-    }
+  func managedFolders(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    _ = try storage { () throws(StorageError) in try store.bucket(context.bucket) }
+    guard context.method == "POST" else { return context.ok(Array(#"{"kind":"storage#managedFolders"}"#.utf8)) }
+    throw APIError(400, .invalid, "Managed folders are not emulated by this emulator.")
   }
 }

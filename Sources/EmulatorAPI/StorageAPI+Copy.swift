@@ -18,7 +18,10 @@ extension StorageAPI {
     return try RequestOptions.jsonObject(bytes)
   }
 
-  func objectAction(_ context: RequestContext, bucket: String, action: ObjectAction) throws(APIError) -> HTTPResponse {
+  /// The POST of `copyTo`, `rewriteTo` or `compose` (named by the path's suffix).
+  func objectAction(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    guard let action = context.route.action else { throw APIError(404, .notFound, "No such object action.") }
+    let bucket = context.bucket
     let query = context.query
     let conditions = try RequestOptions.preconditions(query, context.request.headers, read: false)
     let body = try Self.actionBody(context.request.bodyBytes())

@@ -14,46 +14,9 @@ extension StorageAPI {
     "X-Goog-Meta-*", "X-Firebase-Storage-Version",
   ]
 
-  /// The methods `dispatch` serves at this target (what a CORS preflight may be granted and what
-  /// `Allow` says); nil when no route matches. Kept in step with `dispatch` by
-  /// `CrossOriginRouteTests.preflightMethodsAreExactlyWhatTheRoutesServe`.
-  public func allowedMethods(for head: HTTPRequestHead) -> [String]? {
-    if case .success(let xml)? = xmlRoute(head) { return Self.xmlMethods(xml, query: head.rawQuery) }
-    if Self.isBatch(head) { return ["POST"] }
-    guard let route = try? Route.match(rawPath: head.rawPath) else { return nil }
-    let session = head.rawQuery.utf8Range(of: "upload_id=") != nil
-    let surface = route.surface
-    switch route.resource {
-    case .buckets: return ["GET", "HEAD", "POST"]
-    case .bucket: return ["GET", "HEAD", "PATCH", "PUT", "DELETE"]
-    case .storageLayout: return ["GET", "HEAD"]
-    case .managedFolders: return ["GET", "HEAD", "POST"]
-    case .client(let resource): return resource.methods
-    case .objects where session:
-      switch surface {
-      case .firebase, .json: return ["PUT", "POST"]
-      case .upload: return ["PUT", "POST", "DELETE"]
-      case .bare, .download: return []
-      }
-    case .objects:
-      switch surface {
-      case .upload: return ["POST"]
-      case .download: return ["GET", "HEAD"]  // answered 404: a download needs an object name
-      case .firebase: return ["GET", "HEAD", "POST"]
-      case .json, .bare:  // POST uploads (with uploadType); it is nothing else here
-        return head.rawQuery.utf8Range(of: "uploadType=") != nil ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"]
-      }
-    case .object:
-      switch surface {
-      case .upload: return ["GET", "HEAD"]  // answered 404: uploads go to the bucket's /o
-      case .download: return ["GET", "HEAD"]
-      case .firebase: return ["GET", "HEAD", "PATCH", "POST", "DELETE"]
-      case .json, .bare:  // POST is copyTo, rewriteTo or compose, named in the path
-        return route.action == nil
-          ? ["GET", "HEAD", "PATCH", "PUT", "DELETE"] : ["GET", "HEAD", "PATCH", "PUT", "POST", "DELETE"]
-      }
-    }
-  }
+  /// The methods the route table serves at this target (what a CORS preflight may be granted
+  /// and what `Allow` says); nil when no route has the path.
+  public func allowedMethods(for head: HTTPRequestHead) -> [String]? { allowedMethods(for: head, in: table) }
 
   /// A bucket's `cors` configuration, for its downloads (`/download/storage/v1/…`, and `alt=media`
   /// on every surface, preflights included): as on GCS, its first entry that names the request's
@@ -84,15 +47,6 @@ extension StorageAPI {
       route.surface == .download || (try? QueryParameters(head.rawQuery))?["alt"] == "media"
     else { return nil }
     return bucket
-  }
-
-  /// What the XML API serves at a route (`xmlDispatch`): ListBuckets; a bucket's list, create and
-  /// delete; an object's GET, HEAD, PUT (and copy), DELETE, and POST for multipart uploads.
-  static func xmlMethods(_ route: XMLRoute, query: Substring) -> [String] {
-    guard route.bucket != nil else { return ["GET", "HEAD"] }
-    guard route.name != nil else { return ["GET", "HEAD", "PUT", "DELETE"] }
-    let multipart = query.utf8Range(of: "uploads") != nil || query.utf8Range(of: "uploadId=") != nil
-    return multipart ? ["GET", "HEAD", "PUT", "POST", "DELETE"] : ["GET", "HEAD", "PUT", "DELETE"]
   }
 
   /// A request refused or unreadable after its head arrived, in the flavour of its surface.

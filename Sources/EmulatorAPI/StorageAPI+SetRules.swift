@@ -8,14 +8,8 @@ import EmulatorStorage
 extension StorageAPI {
   static let setRulesPath = "/internal/setRules"
 
-  /// The answer when `request` is a setRules call; nil for any other path.
-  func setRulesResponse(_ request: HTTPRequest) -> HTTPResponse? {
-    // Every request passes here: a length test first keeps it to one comparison.
-    let path = request.head.rawPath
-    guard path.utf8.count == Self.setRulesPath.utf8.count, path == Self.setRulesPath else { return nil }
-    guard request.method == "PUT" else {
-      return Self.message(405, "Use PUT \(Self.setRulesPath).", headers: ["allow": "PUT"])
-    }
+  /// `PUT /internal/setRules` (its entry is in `StorageRoutes.swift`).
+  func setRules(_ request: HTTPRequest) -> HTTPResponse {
     guard case .object(let members)? = try? JSONValue.parse(request.bodyBytes()),
       case .object(let section)? = members.first(where: { $0.0 == "rules" })?.1,
       case .array(let files)? = section.first(where: { $0.0 == "files" })?.1, !files.isEmpty

@@ -48,7 +48,10 @@ extension StorageAPI {
 
   /// A browser form upload with a V4 POST policy (`multipart/form-data` with `key`, `policy`,
   /// `x-goog-algorithm`, `x-goog-credential`, `x-goog-date`, `x-goog-signature`, then `file`).
-  func postPolicyUpload(_ request: HTTPRequest, bucket: String) -> HTTPResponse {
+  func postPolicyUpload(_ request: HTTPRequest) -> HTTPResponse {
+    guard let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) else {
+      return APIError(404, .notFound, "No bucket for this POST policy upload.").response(firebase: false)
+    }
     do throws(SignedURLError) {
       let form = try PostPolicyForm(contentType: request.headers["content-type"] ?? "", body: request.bodyBytes())
       let name = try form.objectName()

@@ -10,7 +10,8 @@ extension StorageAPI {
   /// object stored with `contentEncoding: gzip` is sent as stored only to a client whose
   /// `Accept-Encoding` explicitly allows gzip; others get it decompressed (no Content-Length,
   /// Range ignored, `X-Goog-Hash` still describing the stored bytes), as GCS does.
-  func download(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+  func download(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let (bucket, name) = (context.bucket, context.name)
     try Self.validate(name)
     try authorizeRead(context, bucket: bucket, name: name)
     let headers = context.request.headers

@@ -5,8 +5,10 @@ import Foundation
 /// Uploads (PROTOCOL.md §6): GCS `uploadType=media|multipart|resumable`, and the Firebase raw,
 /// multipart and X-Goog-Upload resumable protocols.
 extension StorageAPI {
-  /// A POST that creates an object (or starts a session) in `bucket`.
-  func upload(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError) -> HTTPResponse {
+  /// A POST that creates an object (or starts a session) in the path's bucket; Firebase may name
+  /// the object in the path.
+  func upload(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let (bucket, pathName) = (context.bucket, context.objectName)
     let headers = context.request.headers
     if context.route.surface.isFirebase {
       let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
@@ -202,7 +204,8 @@ extension StorageAPI {
   }
 
   /// A chunk, a status query, or the whole object, sent to a GCS session URL (PUT or POST).
-  func gcsResumableChunk(_ context: RequestContext, id: String) throws(APIError) -> HTTPResponse {
+  func gcsResumableChunk(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let id = context.query["upload_id"] ?? ""
     let session = try storage { () throws(StorageError) in try sessions.session(id) }
     if context.method == "DELETE" {
       try storage { () throws(StorageError) in try sessions.cancel(id) }
@@ -364,7 +367,8 @@ extension StorageAPI {
   }
 
   /// A request to a Firebase upload URL: `upload`, `finalize` (combinable), `query`, `cancel`.
-  func firebaseResumableCommand(_ context: RequestContext, id: String) throws(APIError) -> HTTPResponse {
+  func firebaseResumableCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let id = context.query["upload_id"] ?? ""
     let commands = Self.commands(context.request.headers)
     guard !commands.isEmpty else {
       throw APIError(400, .invalid, "X-Goog-Upload-Command is required (upload, finalize, query or cancel).")
@@ -450,7 +454,8 @@ extension StorageAPI {
 
   /// `POST /v0/b/{b}/o/{name}?create_token=true` and `?delete_token=T`, for admin credentials
   /// (`Authorization: Bearer owner` or `Firebase owner`, the Firebase emulator's convention).
-  func tokenCommand(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
+  func tokenCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let (bucket, name) = (context.bucket, context.name)
     let authorization = context.request.headers["authorization"] ?? ""
     guard authorization == "Bearer owner" || authorization == "Firebase owner" else {
       throw APIError(403, .forbidden, "Missing admin credentials: send Authorization: Bearer owner.")

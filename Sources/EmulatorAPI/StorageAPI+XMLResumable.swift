@@ -6,6 +6,14 @@ import EmulatorStorage
 /// the data to. The session is the JSON API's, so `Location` is its `/upload/storage/v1` session
 /// URL, which takes chunks, status queries and `DELETE` as every resumable session does.
 extension StorageAPI {
+  func xmlResumableStart(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    do {
+      return try xmlResumableStart(context.request, bucket: context.bucket, name: context.name)
+    } catch {
+      throw XMLError(error)
+    }
+  }
+
   func xmlResumableStart(_ request: HTTPRequest, bucket: String, name: String) throws(APIError) -> HTTPResponse {
     try Self.validate(name)
     let headers = request.headers

@@ -56,100 +56,96 @@ public final class StorageAPI: HTTPHandler {
     fallbackHost.withLock { $0 = host }
   }
 
-  public func bodyLimit(for head: HTTPRequestHead) -> Int {
-    if head.method == "POST", Self.postPolicyBucket(head, virtualHost: limits.xmlVirtualHost) != nil {
-      return limits.maxUploadBytes
-    }
-    // XML: a PUT carries an object or a part; a POST a CompleteMultipartUpload document (any
-    // other method gets the metadata limit either way).
-    if head.method == "PUT" || head.method == "POST", case .success? = xmlRoute(head) {
-      return head.method == "PUT" ? limits.maxUploadBytes : limits.maxMetadataBytes
-    }
-    return BodyLimits.limit(for: head, limits)
-  }
+  /// The API's routes (`StorageRoutes.swift`); `FrontDoor` adds the emulator's own to them.
+  public let table = RouteTable(StorageAPI.routes)
+
+  public func bodyLimit(for head: HTTPRequestHead) -> Int { bodyLimit(for: head, in: table) }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
     APIError(error.status, Self.reason(forStatus: error.status), error.message).response(firebase: false)
   }
 
-  public func handle(_ request: HTTPRequest) -> HTTPResponse {
-    if let response = setRulesResponse(request) { return response }
-    if Self.isBatch(request.head) { return batch(request) }
-    if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) {
-      return postPolicyUpload(request, bucket: bucket)
-    }
-    switch xmlRoute(request.head) {
-    case .success(let route)?: return xml(request, route)
-    case .failure(let error)?: return error.response
-    case nil: break
-    }
-    switch prepare(request) {
-    case .success(let context): return run(context)
-    case .failure(let failure): return failure.response
-    }
-  }
+  /// Answers a request where the caller is, through `start` (blocking work runs inline).
+  public func handle(_ request: HTTPRequest) -> HTTPResponse { Self.finish(start(request)) }
 
-  /// Metadata reads, lists and bucket reads on the GCS surfaces touch only the in-memory index, so
-  /// they are answered on the connection's thread. Metadata updates are checked and applied there
-  /// too and answered once their group write is done (see `ObjectStore.update`), so they never
-  /// wait for a lane. (Firebase reads may create a download token, a write; downloads open files;
-  /// everything else writes: lanes.)
-  public func start(_ request: HTTPRequest) -> HTTPHandling {
-    if let response = setRulesResponse(request) { return .respond(response) }
-    if Self.isBatch(request.head) { return .blocking { [self] in batch(request) } }
-    if let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) {
-      return .blocking { [self] in postPolicyUpload(request, bucket: bucket) }
-    }
-    switch xmlRoute(request.head) {
-    case .success(let route)?: return .blocking { [self] in xml(request, route) }
-    case .failure(let error)?: return .respond(error.response)
-    case nil: break
-    }
-    switch prepare(request) {
-    case .failure(let failure):
-      return .respond(failure.response)
-    case .success(let context):
-      let surface = context.route.surface
-      let readsMemoryOnly =
-        (context.method == "GET" || context.method == "HEAD")
-        && (surface == .json || surface == .bare)
-        && context.query["upload_id"] == nil && context.query["alt"] != "media"
-      if readsMemoryOnly { return .respond(run(context)) }
-      if case .object(let bucket, let name) = context.route.resource, !name.isEmpty,
-        let replace = Self.updateKind(context)
-      {
-        return .deferred { [self] in update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
+  public func start(_ request: HTTPRequest) -> HTTPHandling { start(request, in: table) }
+
+  /// Runs a request's route from `table`: its entry's `execution` says whether it is answered on
+  /// the connection's thread, later through a responder, or on a blocking lane.
+  func start(_ request: HTTPRequest, in table: RouteTable) -> HTTPHandling {
+    switch resolve(request.head, method: request.method, in: table) {
+    case .path(let candidates):
+      guard let entry = table.first(candidates, method: request.method, flags: []) else {
+        let allow = table.methods(candidates, flags: []).joined(separator: ", ")
+        return .respond(Self.notAllowed(request.method, allow).response(firebase: false))
       }
-      return .blocking { [self] in run(context) }
-    }
-  }
-
-  /// For a request on an object that is a metadata update: whether it replaces (PUT) or merges
-  /// (PATCH); nil for anything else. The same cases `dispatch` routes to `update`.
-  private static func updateKind(_ context: RequestContext) -> Bool? {
-    switch (context.route.surface, context.method) {
-    case (.upload, _), (.download, _): nil
-    case (_, "PATCH"): false
-    case (.json, "PUT"), (.bare, "PUT"): true
-    default: nil
-    }
-  }
-
-  /// Routing and query parsing: what every request needs before it can be answered.
-  private func prepare(_ request: HTTPRequest) -> Result<RequestContext, ResponseFailure> {
-    let firebasePath = request.head.rawPath.utf8.starts(with: "/v0/".utf8)
-    let route: Route
-    do {
-      guard let matched = try Route.match(rawPath: request.head.rawPath) else {
-        return .failure(
-          ResponseFailure(
-            APIError(404, .notFound, "No route for \(request.method) \(request.head.rawPath).")
-              .response(firebase: firebasePath)))
+      if let refusal = FrontDoor.crossSiteRefusal(request.head) { return .respond(refusal) }
+      return run(entry, request)
+    case .postPolicy:
+      guard let entry = table.first(table.postPolicyEntries, method: request.method, flags: []) else {
+        return .respond(HTTPResponse(status: 404))
       }
-      route = matched
-    } catch {
-      return .failure(ResponseFailure(error.response(firebase: firebasePath)))
+      return run(entry, request)
+    case .xml(let route):
+      return .blocking { [self] in xml(request, route, in: table) }
+    case .xmlFailure(let error):
+      return .respond(error.response)
+    case .none(let error):
+      return .respond(error.response(firebase: request.head.rawPath.utf8.starts(with: "/v0/".utf8)))
+    case .storage(let route):
+      return startStorage(request, route, in: table)
     }
+  }
+
+  /// An exact-path or POST policy entry: the handler sees the request alone.
+  private func run(_ entry: RouteEntry, _ request: HTTPRequest) -> HTTPHandling {
+    switch entry.handler {
+    case .request(let handler): return Self.handling(entry.execution) { handler(request) }
+    case .requestLater(let start): return .deferred { start(request, $0) }
+    case .api(let handler): return Self.handling(entry.execution) { [self] in handler(self)(request) }
+    case .json, .jsonLater, .xml: return .respond(HTTPResponse(status: 500))
+    }
+  }
+
+  /// A JSON surface's request: checks and query parsing, then its entry.
+  private func startStorage(_ request: HTTPRequest, _ route: Route, in table: RouteTable) -> HTTPHandling {
+    let context: RequestContext
+    switch prepare(request, route) {
+    case .success(let prepared): context = prepared
+    case .failure(let failure): return .respond(failure.response)
+    }
+    let firebase = route.surface.isFirebase
+    if case .object(let bucket, let name) = route.resource, name.isEmpty {
+      return .respond(
+        APIError(404, .notFound, "No such object: \(bucket)/ (an object name cannot be empty).")
+          .response(firebase: firebase))
+    }
+    let kind = route.resource.kind
+    let candidates = table.storageEntries(route.surface, kind)
+    let flags = Self.flags(
+      request.head, context.query, route, testing: table.storageFlagsTested(route.surface, kind))
+    guard let entry = table.first(candidates, method: context.method, flags: flags) else {
+      let allow = table.methods(candidates, flags: flags).joined(separator: ", ")
+      return .respond(Self.notAllowed(context.method, allow).response(firebase: firebase))
+    }
+    switch entry.handler {
+    case .json(let handler):
+      return Self.handling(entry.execution) { [self] in
+        do throws(APIError) {
+          return try handler(self)(context)
+        } catch {
+          return error.response(firebase: firebase)
+        }
+      }
+    case .jsonLater(let start):
+      return .deferred { [self] in start(self)(context, $0) }
+    case .request, .requestLater, .api, .xml:
+      return .respond(HTTPResponse(status: 500))
+    }
+  }
+
+  /// Signed URLs and query parsing: what every JSON-surface request needs before its handler.
+  private func prepare(_ request: HTTPRequest, _ route: Route) -> Result<RequestContext, ResponseFailure> {
     if !route.surface.isFirebase, let failure = signedURLFailure(request, xml: false) {
       return .failure(ResponseFailure(failure))
     }
@@ -161,18 +157,10 @@ public final class StorageAPI: HTTPHandler {
           baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
       context.json.full = query["projection"] == "full"
-      context.method = Self.effectiveMethod(request)
+      context.method = Self.effectiveMethod(request.head)
       return .success(context)
     } catch {
       return .failure(ResponseFailure(error.response(firebase: route.surface.isFirebase)))
-    }
-  }
-
-  private func run(_ context: RequestContext) -> HTTPResponse {
-    do {
-      return try dispatch(context)
-    } catch {
-      return error.response(firebase: context.route.surface.isFirebase)
     }
   }
 
@@ -185,97 +173,22 @@ public final class StorageAPI: HTTPHandler {
   }
 
   /// `X-HTTP-Method-Override` on POST/PUT (Java client, Firebase JS).
-  static func effectiveMethod(_ request: HTTPRequest) -> String {
-    if request.method == "POST" || request.method == "PUT",
-      let override = request.headers["x-http-method-override"]?.trimmingASCIIWhitespace().uppercased(),
+  static func effectiveMethod(_ head: HTTPRequestHead) -> String {
+    if head.method == "POST" || head.method == "PUT",
+      let override = head.headers["x-http-method-override"]?.trimmingASCIIWhitespace().uppercased(),
       ["PATCH", "PUT", "DELETE", "GET"].contains(override)
     {
       return override
     }
-    return request.method
+    return head.method
   }
 
-  private func dispatch(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let method = context.method
-    switch context.route.resource {
-    case .buckets:
-      switch method {
-      case "GET", "HEAD": return context.ok(context.json.bucketList(store.listBuckets()))
-      case "POST": return try createBucket(context)
-      default: throw Self.notAllowed(method, "GET, HEAD, POST")
-      }
-    case .bucket(let bucket):
-      return try bucketRequest(context, bucket: bucket)
-    case .storageLayout(let bucket):
-      return try storageLayout(context, bucket: bucket)
-    case .managedFolders(let bucket):
-      return try managedFolders(context, bucket: bucket)
-    case .client(let resource):
-      return try clientRequest(context, resource)
-    case .objects(let bucket):
-      if let id = context.query["upload_id"] {
-        // A resumable session's URL.
-        switch (context.route.surface, method) {
-        case (.firebase, "PUT"), (.firebase, "POST"):
-          return try firebaseResumableCommand(context, id: id)
-        case (.upload, "PUT"), (.upload, "POST"), (.upload, "DELETE"), (.json, "PUT"), (.json, "POST"):
-          return try gcsResumableChunk(context, id: id)
-        default:
-          throw Self.notAllowed(method, context.route.surface.isFirebase ? "PUT, POST" : "PUT, POST, DELETE")
-        }
-      }
-      switch (context.route.surface, method) {
-      case (.download, _):
-        throw APIError(404, .notFound, "Downloads need an object name: /download/storage/v1/b/{bucket}/o/{object}.")
-      case (.upload, "POST"), (.firebase, "POST"):
-        return try upload(context, bucket: bucket, pathName: nil)
-      case (.json, "POST") where context.query["uploadType"] != nil,
-        (.bare, "POST") where context.query["uploadType"] != nil:
-        return try upload(context, bucket: bucket, pathName: nil)
-      case (.upload, _):
-        throw Self.notAllowed(method, "POST")
-      case (_, "GET"), (_, "HEAD"):
-        return try list(context, bucket: bucket)
-      case (.firebase, _):
-        throw Self.notAllowed(method, "GET, HEAD, POST")
-      default:
-        throw Self.notAllowed(method, "GET, HEAD")
-      }
-    case .object(let bucket, let name) where name.isEmpty:
-      throw APIError(404, .notFound, "No such object: \(bucket)/ (an object name cannot be empty).")
-    case .object(let bucket, let name):
-      switch (context.route.surface, method) {
-      case (.upload, _):
-        throw APIError(404, .notFound, "Uploads go to /upload/storage/v1/b/{bucket}/o?uploadType=…&name=….")
-      case (.download, "GET"), (.download, "HEAD"):
-        return try download(context, bucket: bucket, name: name)
-      case (.download, _):
-        throw Self.notAllowed(method, "GET, HEAD")
-      case (_, "GET"), (_, "HEAD"):
-        if context.query["alt"] == "media" { return try download(context, bucket: bucket, name: name) }
-        return try getMetadata(context, bucket: bucket, name: name)
-      case (_, "PATCH"), (.json, "PUT"), (.bare, "PUT"):
-        let replace = method == "PUT"
-        return Self.waitForReply { update(context, bucket: bucket, name: name, replace: replace, responder: $0) }
-      case (.firebase, "POST"):
-        if context.query["create_token"] != nil || context.query["delete_token"] != nil {
-          return try tokenCommand(context, bucket: bucket, name: name)
-        }
-        return try upload(context, bucket: bucket, pathName: name)
-      case (.json, "POST"), (.bare, "POST"):
-        if let action = context.route.action { return try objectAction(context, bucket: bucket, action: action) }
-        throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
-      case (_, "DELETE"):
-        try Self.validate(name)
-        try authorizeDelete(context, bucket: bucket, name: name)
-        let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
-        try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
-        return HTTPResponse(status: 204)
-      case (.firebase, _):
-        throw Self.notAllowed(method, "GET, HEAD, PATCH, POST, DELETE")
-      default:
-        throw Self.notAllowed(method, "GET, HEAD, PATCH, PUT, DELETE")
-      }
+  /// Waits for a handling's response: runs blocking work here, waits for deferred work's reply.
+  static func finish(_ handling: HTTPHandling) -> HTTPResponse {
+    switch handling {
+    case .respond(let response): response
+    case .blocking(let work): work()
+    case .deferred(let start): waitForReply { start($0) }
     }
   }
 
@@ -302,64 +215,6 @@ public final class StorageAPI: HTTPHandler {
       return try body()
     } catch {
       throw APIError(error)
-    }
-  }
-
-  // MARK: Objects
-
-  private func list(_ context: RequestContext, bucket: String) throws(APIError) -> HTTPResponse {
-    try authorizeList(context, bucket: bucket)
-    let query = try RequestOptions.listQuery(context.query)
-    let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
-    return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
-  }
-
-  private func getMetadata(_ context: RequestContext, bucket: String, name: String) throws(APIError) -> HTTPResponse {
-    try Self.validate(name)
-    try authorizeRead(context, bucket: bucket, name: name)
-    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
-    var object = try storage { () throws(StorageError) in
-      try store.metadata(bucket: bucket, name: name, conditions: conditions)
-    }
-    if !context.route.surface.isFirebase, let generation = conditions.generation,
-      let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
-    {
-      var response = context.ok(context.json.gcsObject(version.object, timeDeleted: version.timeDeleted))
-      response.headers.set("etag", version.object.etag)
-      return response
-    }
-    if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
-      object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
-    }
-    return context.object(object, cache: renderCache)
-  }
-
-  /// A metadata update (PATCH merges, PUT replaces): parsed and applied at once; answered once
-  /// the change is written (the response rendered by the connection, not the store's writer), or
-  /// at once with an error.
-  private func update(
-    _ context: RequestContext, bucket: String, name: String, replace: Bool, responder: HTTPResponder
-  ) {
-    let firebase = context.route.surface.isFirebase
-    let patch: MetadataPatch
-    let conditions: Preconditions
-    do throws(APIError) {
-      try Self.validate(name)
-      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
-      let options = MetadataPatch.Options(
-        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase, newGeneration: false,
-        predefinedAcl: firebase ? nil : context.query["predefinedAcl"])
-      conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
-      patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
-      try authorizePatch(context, bucket: bucket, name: name, patch: patch)
-    } catch {
-      return responder.reply(error.response(firebase: firebase))
-    }
-    store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
-      switch result {
-      case .success(let object): responder.reply { context.object(object, cache: renderCache) }
-      case .failure(let error): responder.reply(APIError(error).response(firebase: firebase))
-      }
     }
   }
 
@@ -393,6 +248,25 @@ struct RequestContext: Sendable {
     self.json = json
     self.method = request.method
   }
+
+  /// The bucket in the path ("" for the bucket collection).
+  var bucket: String {
+    switch route.resource {
+    case .buckets: ""
+    case .bucket(let name), .storageLayout(let name), .managedFolders(let name), .objects(let name): name
+    case .object(let bucket, _): bucket
+    case .client(let resource): resource.bucket ?? ""
+    }
+  }
+
+  /// The object name in the path; nil on a bucket's `/o`.
+  var objectName: String? {
+    if case .object(_, let name) = route.resource { return name }
+    return nil
+  }
+
+  /// The object name, for routes on one object.
+  var name: String { objectName ?? "" }
 
   func ok(_ body: [UInt8], headers: HTTPHeaders = [:]) -> HTTPResponse {
     var headers = headers

@@ -98,17 +98,14 @@ public final class Maintenance: Sendable {
   // MARK: Routes
 
   /// The `/internal/...` routes (and fake-gcs-server's health path, for harnesses that poll it).
-  func routes() -> [ExtraRoute] {
-    let health = ExtraRoute("GET", "/internal/health", .inline) { _ in
-      HTTPResponse.json(Array(#"{"status":"ok"}"#.utf8))
-    }
-    var fakeGCSHealth = health
-    fakeGCSHealth.path = "/_internal/healthcheck"
+  func routes() -> [RouteEntry] {
+    let health: @Sendable (HTTPRequest) -> HTTPResponse = { _ in HTTPResponse.json(Array(#"{"status":"ok"}"#.utf8)) }
     return [
-      health, fakeGCSHealth,
-      ExtraRoute("GET", "/internal/info", .inline) { [self] _ in HTTPResponse.json(infoJSON()) },
-      ExtraRoute("POST", "/internal/export") { [self] request in exportRoute(request) },
-      ExtraRoute("POST", "/internal/reset") { [self] _ in
+      RouteEntry("GET", "/internal/health", .memory, handler: health),
+      RouteEntry("GET", "/_internal/healthcheck", .memory, handler: health),
+      RouteEntry("GET", "/internal/info", .memory) { [self] _ in HTTPResponse.json(infoJSON()) },
+      RouteEntry("POST", "/internal/export") { [self] request in exportRoute(request) },
+      RouteEntry("POST", "/internal/reset") { [self] _ in
         do throws(StorageError) {
           let summary = try reset()
           log("reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload sessions")

@@ -20,22 +20,22 @@ struct WebUI {
   /// Longest wait of a long poll.
   static let maxPollSeconds = 25.0
 
-  func routes() -> [ExtraRoute] {
+  func routes() -> [RouteEntry] {
     let page = Self.asset(WebUIAssets.html, type: "text/html; charset=utf-8")
     let script = Self.asset(WebUIScript.source, type: "text/javascript; charset=utf-8")
     let style = Self.asset(WebUIAssets.css, type: "text/css; charset=utf-8")
     return [
-      ExtraRoute("GET", "/", .inline) { [api] request in
+      RouteEntry("GET", "/", .memory) { [api] request in
         guard Self.wantsHTML(request.headers["accept"]) else { return api.handle(request) }
         return Self.redirect("/ui/")
       },
-      ExtraRoute("GET", "/ui", .inline) { _ in Self.redirect("/ui/") },
-      ExtraRoute("GET", "/ui/", .inline) { _ in page },
-      ExtraRoute("GET", "/ui/index.html", .inline) { _ in page },
-      ExtraRoute("GET", "/ui/app.js", .inline) { _ in script },
-      ExtraRoute("GET", "/ui/app.css", .inline) { _ in style },
-      ExtraRoute("GET", "/ui/api/object", .inline) { request in objectBothFlavours(request) },
-      ExtraRoute("GET", "/ui/api/changes", deferred: { [feed] request, responder in
+      RouteEntry("GET", "/ui", .memory) { _ in Self.redirect("/ui/") },
+      RouteEntry("GET", "/ui/", .memory) { _ in page },
+      RouteEntry("GET", "/ui/index.html", .memory) { _ in page },
+      RouteEntry("GET", "/ui/app.js", .memory) { _ in script },
+      RouteEntry("GET", "/ui/app.css", .memory) { _ in style },
+      RouteEntry("GET", "/ui/api/object", .memory) { request in objectBothFlavours(request) },
+      RouteEntry("GET", "/ui/api/changes", deferred: { [feed] request, responder in
         let query = try? QueryParameters(request.head.rawQuery)
         let since = query?["since"].flatMap { Int($0) } ?? -1
         let timeout = min(max(query?["timeout"].flatMap { Double($0) } ?? Self.maxPollSeconds, 0), Self.maxPollSeconds)

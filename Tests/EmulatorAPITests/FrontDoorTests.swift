@@ -16,9 +16,9 @@ import Testing
     door = FrontDoor(
       api: api,
       routes: [
-        ExtraRoute("GET", "/internal/ping", .inline) { _ in HTTPResponse.json(Array(#"{"pong":true}"#.utf8)) },
-        ExtraRoute("POST", "/internal/echo") { request in HTTPResponse.json(request.body) },
-        ExtraRoute("PUT", "/internal/echo") { _ in HTTPResponse(status: 204) },
+        RouteEntry("GET", "/internal/ping", .memory) { _ in HTTPResponse.json(Array(#"{"pong":true}"#.utf8)) },
+        RouteEntry("POST", "/internal/echo") { request in HTTPResponse.json(request.body) },
+        RouteEntry("PUT", "/internal/echo") { _ in HTTPResponse(status: 204) },
       ])
   }
 
@@ -79,7 +79,7 @@ import Testing
     let store = try ObjectStore(backend: MemoryBackend())
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-door-\(UUID().uuidString)")
     let api = StorageAPI(store: store, sessions: try UploadSessions(directory: folder))
-    let door = FrontDoor(api: api, routes: [ExtraRoute("GET", "/", .inline) { _ in HTTPResponse(status: 302) }])
+    let door = FrontDoor(api: api, routes: [RouteEntry("GET", "/", .memory) { _ in HTTPResponse(status: 302) }])
     func call(_ method: String, _ target: String) -> Int {
       door.handle(HTTPRequest(head: HTTPRequestHead(method: method, target: target))).status
     }
@@ -101,8 +101,8 @@ import Testing
     door = FrontDoor(
       api: api,
       routes: [
-        ExtraRoute("POST", "/internal/reset") { _ in HTTPResponse(status: 200) },
-        ExtraRoute("GET", "/internal/info", .inline) { _ in HTTPResponse(status: 200) },
+        RouteEntry("POST", "/internal/reset") { _ in HTTPResponse(status: 200) },
+        RouteEntry("GET", "/internal/info", .memory) { _ in HTTPResponse(status: 200) },
       ])
   }
 

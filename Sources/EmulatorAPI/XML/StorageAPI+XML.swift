@@ -25,8 +25,10 @@ extension StorageAPI {
     }
   }
 
-  /// Answers an XML request. `xmlGate`, when set (signed URLs), sees the request first.
-  func xml(_ request: HTTPRequest, _ route: XMLRoute) -> HTTPResponse {
+  /// Answers an XML request with its entry from `table`. Signed URLs and `xmlGate` (when set)
+  /// see the request first; subresources the emulator does not serve are refused before any
+  /// entry (a PUT ?acl must not overwrite the object).
+  func xml(_ request: HTTPRequest, _ route: XMLRoute, in table: RouteTable) -> HTTPResponse {
     // Signed URLs (StorageAPI+SignedURLs.swift), answered with GCS's XML error documents.
     if let failure = signedURLFailure(request, xml: true) { return failure }
     do throws(XMLError) {
@@ -43,59 +45,41 @@ extension StorageAPI {
       } catch {
         throw XMLError(400, "InvalidArgument", error.message)
       }
-      return try xmlDispatch(request, route, query)
+      if let name = Self.subresources.first(where: { query[$0] != nil }) {
+        throw XMLError(501, "NotImplemented", "The ?\(name) subresource is not emulated.")
+      }
+      if let name = route.name { try xml { () throws(StorageError) in try Naming.validateObjectName(name) } }
+      let candidates = table.xmlEntries(Self.level(route))
+      let flags = Self.xmlFlags(request.head, query)
+      guard let entry = table.first(candidates, method: request.method, flags: flags),
+        case .xml(let handler) = entry.handler
+      else {
+        let allowed = table.methods(xmlPathEntries(request.head, route, in: table), flags: flags)
+        throw Self.xmlNotAllowed(request.method, allowed.joined(separator: ", "))
+      }
+      return try handler(self)(XMLContext(request: request, route: route, query: query))
     } catch {
       return error.response
     }
   }
 
-  private func xmlDispatch(_ request: HTTPRequest, _ route: XMLRoute, _ query: QueryParameters) throws(XMLError)
-    -> HTTPResponse
-  {
-    let method = request.method
-    if let name = Self.subresources.first(where: { query[$0] != nil }) {
-      // Never taken for the plain request: a PUT ?acl must not overwrite the object.
-      throw XMLError(501, "NotImplemented", "The ?\(name) subresource is not emulated.")
+  func xmlCreateBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    try xml { () throws(StorageError) in _ = try store.createBucket(context.bucket) }
+    return HTTPResponse(status: 200)
+  }
+
+  func xmlDeleteBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    try xml { () throws(StorageError) in try store.deleteBucket(context.bucket) }
+    return HTTPResponse(status: 204)
+  }
+
+  func xmlDelete(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    var conditions = try Self.xmlConditions(context.request.headers, prefix: "x-goog-if-")
+    conditions.generation = try Self.xmlInt(context.query["generation"], "generation")
+    try xml { () throws(StorageError) in
+      try store.delete(bucket: context.bucket, name: context.name, conditions: conditions)
     }
-    guard let bucket = route.bucket else {
-      guard method == "GET" || method == "HEAD" else { throw Self.xmlNotAllowed(method, "GET, HEAD") }
-      return xmlListBuckets()
-    }
-    guard let name = route.name else {
-      switch method {
-      case "GET", "HEAD":
-        return try xmlList(bucket: bucket, query: query)
-      case "PUT":
-        try xml { () throws(StorageError) in _ = try store.createBucket(bucket) }
-        return HTTPResponse(status: 200)
-      case "DELETE":
-        try xml { () throws(StorageError) in try store.deleteBucket(bucket) }
-        return HTTPResponse(status: 204)
-      default: throw Self.xmlNotAllowed(method, "GET, HEAD, PUT, DELETE")
-      }
-    }
-    try xml { () throws(StorageError) in try Naming.validateObjectName(name) }
-    if query["uploads"] != nil || query["uploadId"] != nil {
-      return try xmlMultipart(request, query, bucket: bucket, name: name)
-    }
-    switch method {
-    case "GET", "HEAD": return try xmlGet(request, query, bucket: bucket, name: name)
-    case "PUT":
-      if request.headers["x-goog-copy-source"] != nil { return try xmlCopy(request, bucket: bucket, name: name) }
-      return try xmlPut(request, bucket: bucket, name: name)
-    case "POST" where request.headers["x-goog-resumable"]?.lowercased() == "start":
-      do {
-        return try xmlResumableStart(request, bucket: bucket, name: name)
-      } catch {
-        throw XMLError(error)
-      }
-    case "DELETE":
-      var conditions = try Self.xmlConditions(request.headers, prefix: "x-goog-if-")
-      conditions.generation = try Self.xmlInt(query["generation"], "generation")
-      try xml { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
-      return HTTPResponse(status: 204)
-    default: throw Self.xmlNotAllowed(method, "GET, HEAD, PUT, DELETE")
-    }
+    return HTTPResponse(status: 204)
   }
 
   /// Query keys that name a bucket or object subresource the emulator does not serve.
@@ -172,9 +156,8 @@ extension StorageAPI {
     return false
   }
 
-  private func xmlGet(_ request: HTTPRequest, _ query: QueryParameters, bucket: String, name: String) throws(XMLError)
-    -> HTTPResponse
-  {
+  func xmlGet(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    let (request, query, bucket, name) = (context.request, context.query, context.bucket, context.name)
     let headers = request.headers
     var conditions = try Self.xmlConditions(headers, prefix: "x-goog-if-")
     conditions.generation = try Self.xmlInt(query["generation"], "generation")
@@ -210,7 +193,8 @@ extension StorageAPI {
     return response
   }
 
-  private func xmlPut(_ request: HTTPRequest, bucket: String, name: String) throws(XMLError) -> HTTPResponse {
+  func xmlPut(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    let (request, bucket, name) = (context.request, context.bucket, context.name)
     let headers = request.headers
     let patch = try Self.xmlPatch(headers)
     var hashes: (md5: [UInt8]?, crc: UInt32?)

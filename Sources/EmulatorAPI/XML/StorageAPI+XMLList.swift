@@ -3,7 +3,7 @@ import EmulatorStorage
 
 /// XML listings (ListObjectsV2 and V1, ListBuckets) and copy.
 extension StorageAPI {
-  func xmlListBuckets() -> HTTPResponse {
+  func xmlListBuckets(_: XMLContext) -> HTTPResponse {
     var xml = XMLWriter()
     xml.open("ListAllMyBucketsResult", attributes: "xmlns=\"http://doc.s3.amazonaws.com/2006-03-01\"")
     xml.open("Owner")
@@ -24,7 +24,8 @@ extension StorageAPI {
   /// ListObjectsV2 (`list-type=2`: continuation-token, start-after, KeyCount) and V1 (marker).
   /// Continuation tokens are the JSON API's page tokens; a start-after or marker that ends with
   /// the delimiter skips everything under that common prefix.
-  func xmlList(bucket: String, query: QueryParameters) throws(XMLError) -> HTTPResponse {
+  func xmlList(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    let (bucket, query) = (context.bucket, context.query)
     let v2 = query["list-type"] == "2"
     let urlEncoded = query["encoding-type"]?.lowercased() == "url"
     if let type = query["encoding-type"], type.lowercased() != "url" {
@@ -114,7 +115,8 @@ extension StorageAPI {
   /// `PUT` with `x-goog-copy-source: /bucket/object` (percent-encoded; `?generation=` allowed):
   /// a server-side copy. `x-goog-metadata-directive: REPLACE` takes the request's headers as the
   /// metadata, `COPY` (the default) keeps the source's.
-  func xmlCopy(_ request: HTTPRequest, bucket: String, name: String) throws(XMLError) -> HTTPResponse {
+  func xmlCopy(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    let (request, bucket, name) = (context.request, context.bucket, context.name)
     let headers = request.headers
     let raw = (headers["x-goog-copy-source"] ?? "").trimmingASCIIWhitespace()
     var path = Substring(raw)

@@ -6,9 +6,8 @@ import Foundation
 /// list parts (`GET ?uploadId`), complete (`POST ?uploadId` with a CompleteMultipartUpload
 /// document), abort (`DELETE ?uploadId`).
 extension StorageAPI {
-  func xmlMultipart(_ request: HTTPRequest, _ query: QueryParameters, bucket: String, name: String) throws(XMLError)
-    -> HTTPResponse
-  {
+  func xmlMultipart(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
+    let (request, query, bucket, name) = (context.request, context.query, context.bucket, context.name)
     guard let uploads = multipart else {
       throw XMLError(500, "InternalError", "The multipart upload folder could not be created.")
     }

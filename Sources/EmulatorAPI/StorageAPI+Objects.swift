@@ -1,0 +1,77 @@
+import EmulatorHTTP
+import EmulatorStorage
+
+/// One object's metadata and the listing of a bucket's objects (PROTOCOL.md §3–§5).
+extension StorageAPI {
+  func list(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let bucket = context.bucket
+    try authorizeList(context, bucket: bucket)
+    let query = try RequestOptions.listQuery(context.query)
+    let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
+    return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
+  }
+
+  func getMetadata(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let (bucket, name) = (context.bucket, context.name)
+    try Self.validate(name)
+    try authorizeRead(context, bucket: bucket, name: name)
+    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: true)
+    var object = try storage { () throws(StorageError) in
+      try store.metadata(bucket: bucket, name: name, conditions: conditions)
+    }
+    if !context.route.surface.isFirebase, let generation = conditions.generation,
+      let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
+    {
+      var response = context.ok(context.json.gcsObject(version.object, timeDeleted: version.timeDeleted))
+      response.headers.set("etag", version.object.etag)
+      return response
+    }
+    if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
+      object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
+    }
+    return context.object(object, cache: renderCache)
+  }
+
+  /// A metadata update (PATCH merges, PUT replaces): parsed and applied at once; answered once
+  /// the change is written (the response rendered by the connection, not the store's writer), or
+  /// at once with an error.
+  /// PATCH: the body's fields are merged into the metadata.
+  func merge(_ context: RequestContext, responder: HTTPResponder) { update(context, replace: false, responder: responder) }
+
+  /// PUT: the body replaces the writable metadata.
+  func replace(_ context: RequestContext, responder: HTTPResponder) { update(context, replace: true, responder: responder) }
+
+  private func update(_ context: RequestContext, replace: Bool, responder: HTTPResponder) {
+    let (bucket, name) = (context.bucket, context.name)
+    let firebase = context.route.surface.isFirebase
+    let patch: MetadataPatch
+    let conditions: Preconditions
+    do throws(APIError) {
+      try Self.validate(name)
+      let body = try RequestOptions.jsonObject(context.request.bodyBytes())
+      let options = MetadataPatch.Options(
+        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase, newGeneration: false,
+        predefinedAcl: firebase ? nil : context.query["predefinedAcl"])
+      conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+      patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
+      try authorizePatch(context, bucket: bucket, name: name, patch: patch)
+    } catch {
+      return responder.reply(error.response(firebase: firebase))
+    }
+    store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
+      switch result {
+      case .success(let object): responder.reply { context.object(object, cache: renderCache) }
+      case .failure(let error): responder.reply(APIError(error).response(firebase: firebase))
+      }
+    }
+  }
+
+  func deleteObject(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    let (bucket, name) = (context.bucket, context.name)
+    try Self.validate(name)
+    try authorizeDelete(context, bucket: bucket, name: name)
+    let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
+    try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
+    return HTTPResponse(status: 204)
+  }
+}
