@@ -4,34 +4,32 @@ import EmulatorHTTP
 /// notification configurations, the project's service account and HMAC keys) and for
 /// `POST /batch/storage/v1`. Reads of memory answer on the connection's thread; changes write.
 extension StorageAPI {
+  /// `/storage/v1/b/{b}/…` and `/b/{b}/…`.
   private static let surfaces: [Surface] = [.json, .bare]
   /// `/storage/v1/projects/{p}/…` only.
   private static let projects: [Surface] = [.json]
 
+  /// One entry per kind, each answered by `clientRequest`.
+  private static func serve(
+    _ methods: String, _ kinds: [ResourceKind], on surfaces: [Surface] = surfaces, body: BodyPolicy = .none,
+    runs execution: Execution = .blocking
+  ) -> [RouteEntry] {
+    kinds.map { RouteEntry(methods, .storage(surfaces, $0), body: body, runs: execution, .json(StorageAPI.clientRequest)) }
+  }
+
+  private static let aclCollections: [ResourceKind] = [.bucketACLs, .defaultObjectACLs, .objectACLs]
+  private static let aclEntries: [ResourceKind] = [.bucketACL, .defaultObjectACL, .objectACL]
+
   static let clientRoutes: [RouteEntry] =
-    [ResourceKind.bucketACLs, .defaultObjectACLs, .objectACLs, .notificationConfigs, .hmacKeys].flatMap { kind in
-      let on = kind == .hmacKeys ? projects : surfaces
-      return [
-        RouteEntry("GET HEAD", .storage(on, kind), runs: .memory, .json(StorageAPI.clientRequest)),
-        RouteEntry("POST", .storage(on, kind), body: .document, .json(StorageAPI.clientRequest)),
-      ]
-    }
-    + [ResourceKind.bucketACL, .defaultObjectACL, .objectACL].flatMap { kind in
-      [
-        RouteEntry("GET HEAD", .storage(surfaces, kind), runs: .memory, .json(StorageAPI.clientRequest)),
-        RouteEntry("PATCH PUT", .storage(surfaces, kind), body: .document, .json(StorageAPI.clientRequest)),
-        RouteEntry("DELETE", .storage(surfaces, kind), .json(StorageAPI.clientRequest)),
-      ]
-    } + [
-      RouteEntry("GET HEAD", .storage(surfaces, .iamPolicy), runs: .memory, .json(StorageAPI.clientRequest)),
-      RouteEntry("PUT", .storage(surfaces, .iamPolicy), body: .document, .json(StorageAPI.clientRequest)),
-      RouteEntry("GET HEAD", .storage(surfaces, .iamTestPermissions), runs: .memory, .json(StorageAPI.clientRequest)),
-      RouteEntry("GET HEAD", .storage(surfaces, .notificationConfig), runs: .memory, .json(StorageAPI.clientRequest)),
-      RouteEntry("DELETE", .storage(surfaces, .notificationConfig), .json(StorageAPI.clientRequest)),
-      RouteEntry("GET HEAD", .storage(projects, .serviceAccount), runs: .memory, .json(StorageAPI.clientRequest)),
-      RouteEntry("GET HEAD", .storage(projects, .hmacKey), runs: .memory, .json(StorageAPI.clientRequest)),
-      RouteEntry("PUT", .storage(projects, .hmacKey), body: .document, .json(StorageAPI.clientRequest)),
-      RouteEntry("DELETE", .storage(projects, .hmacKey), .json(StorageAPI.clientRequest)),
-      RouteEntry("POST", .path(batchPath), body: .document, .api(StorageAPI.batch)),
-    ]
+    serve("GET HEAD", aclCollections + aclEntries, runs: .memory)
+    + serve("GET HEAD", [.iamPolicy, .iamTestPermissions, .notificationConfigs, .notificationConfig], runs: .memory)
+    + serve("GET HEAD", [.serviceAccount, .hmacKeys, .hmacKey], on: projects, runs: .memory)
+    + serve("POST", aclCollections + [.notificationConfigs], body: .document)
+    + serve("POST", [.hmacKeys], on: projects, body: .document)
+    + serve("PATCH PUT", aclEntries, body: .document)
+    + serve("PUT", [.iamPolicy], body: .document)
+    + serve("PUT", [.hmacKey], on: projects, body: .document)
+    + serve("DELETE", aclEntries + [.notificationConfig])
+    + serve("DELETE", [.hmacKey], on: projects)
+    + [RouteEntry("POST", .path(batchPath), body: .document, .api(StorageAPI.batch))]
 }
