@@ -181,6 +181,12 @@ extension StorageAPI {
       members.append(("contentEncoding", .string(encoding)))
       encodingDocument = .object(members)
     }
+    // The session keeps the document, not the start's query: a predefined ACL goes in as `acl`.
+    if let predefined = context.query["predefinedAcl"], case .object(var members) = encodingDocument {
+      let acl = try storage { () throws(StorageError) in try AccessControl.predefined(predefined, scope: .object) }
+      members.append(("acl", .array(acl.map(\.json))))
+      encodingDocument = .object(members)
+    }
     let session = try startSession(
       bucket: bucket, name: name, document: encodingDocument, conditions: conditions, expectedSize: expected,
       contentType: type, firebase: false)

@@ -100,6 +100,17 @@ import Testing
     #expect(h.call("GET", "/storage/v1/b/pre-bkt/o/z").status == 404)
   }
 
+  @Test func resumableUploadKeepsTheStartsPredefinedACL() {
+    let start = h.call("POST", "/upload/storage/v1/b/acl-bkt/o?uploadType=resumable&name=r&predefinedAcl=publicRead", "{}")
+    #expect(start.status == 200)
+    let location = start.header("location") ?? ""
+    let path = location.replacingOccurrences(of: "http://localhost:9199", with: "")
+    #expect(!path.contains("predefinedAcl"))
+    #expect(h.call("PUT", path, "data").status == 200)
+    #expect(entities(h.call("GET", "/storage/v1/b/acl-bkt/o/r/acl")).contains("allUsers"))
+    #expect(h.call("POST", "/upload/storage/v1/b/acl-bkt/o?uploadType=resumable&name=r2&predefinedAcl=nope", "{}").status == 400)
+  }
+
   @Test func uniformBucketLevelAccessRefusesACLCalls() {
     let body = #"{"name":"ubla-bkt","iamConfiguration":{"uniformBucketLevelAccess":{"enabled":true}}}"#
     #expect(h.call("POST", "/storage/v1/b", body).status == 200)
