@@ -305,9 +305,9 @@ extension StorageAPI {
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
       createDownloadToken: session.firebase, createsBucket: session.firebase || limits.lenientBuckets)
     let object = try storage { () throws(StorageError) in
-      try sessions.complete(session.id) { (path: String) throws(StorageError) -> ObjectMetadata in
+      try sessions.complete(session.id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
         try store.insert(
-          bucket: session.bucket, name: session.name, source: .file(path), upload: upload,
+          bucket: session.bucket, name: session.name, source: data, upload: upload,
           conditions: session.conditions)
       }
     }

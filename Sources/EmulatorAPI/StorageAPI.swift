@@ -32,13 +32,13 @@ public final class StorageAPI: HTTPHandler {
   let renderCache = RenderCache()
   /// Called with every XML API request before it is handled (where signed URLs are checked).
   let xmlGate: XMLGate?
-  /// XML multipart uploads, beside the resumable sessions' folder (nil: it could not be made).
-  let multipart: MultipartUploads?
+  /// XML multipart uploads (kept where the backend says; by default in memory).
+  public let multipart: MultipartUploads?
 
   public init(
     store: ObjectStore, sessions: UploadSessions, limits: APILimits = APILimits(),
     rules: RulesRegistry = RulesRegistry(), xmlGate: XMLGate? = nil,
-    signing: SignedURLVerifier = SignedURLVerifier()
+    signing: SignedURLVerifier = SignedURLVerifier(), multipart: MultipartUploads? = nil
   ) {
     self.store = store
     self.sessions = sessions
@@ -47,8 +47,8 @@ public final class StorageAPI: HTTPHandler {
     self.rules = rules
     self.xmlGate = xmlGate
     signing.madeKeys.attach(store)
-    self.multipart = try? MultipartUploads(
-      directory: URL(fileURLWithPath: sessions.directory + "-xml-multipart"), maxBytes: Int64(limits.maxUploadBytes))
+    self.multipart =
+      multipart ?? MultipartUploads(space: MemoryUploadSpace(), maxBytes: Int64(limits.maxUploadBytes))
   }
 
   /// The `host:port` used in links when a request has no `Host` header (HTTP/1.0).

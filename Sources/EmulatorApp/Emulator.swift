@@ -72,6 +72,7 @@ public final class Emulator: Sendable {
     feed.close()  // answers the web UI's long polls, so they do not hold up the shutdown
     server.shutdown(gracePeriod: gracePeriod)
     api.sessions.stopSweeping()
+    api.multipart?.stopSweeping()
     // Events of the last requests still go out (for at most a second).
     for webhook in webhooks { webhook.stop(timeout: 1) }
     if let directory = configuration.exportOnExit {
@@ -95,32 +96,32 @@ public final class Emulator: Sendable {
 /// Builds the emulator a configuration describes: opens (and recovers) the data folder or the
 /// in-memory store, creates the configured buckets, and wires the API into an HTTP server. With
 /// a `logger` whose level lets `info` through, every request is logged on one line.
+///
+/// `calls`: the file backend's write steps (a test records them; `--in-memory` makes none).
 public func makeEmulator(
   _ configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
-  logger: Logger? = nil
+  logger: Logger? = nil, calls: FileCalls = .direct
 ) throws(StorageError) -> Emulator {
   // Keys first: a bad one stops start-up before anything is opened.
   let signing = SignedURLVerifier(keys: try configuration.signingKeys())
+  // The backend owns the data folder's layout: where large request bodies are spooled, and
+  // where resumable sessions and XML multipart uploads keep their bytes. In memory there is no
+  // folder at all: nothing is spooled and nothing is written to disk.
   let backend: any StorageBackend
-  let scratch: URL
   if configuration.inMemory {
     backend = MemoryBackend()
-    scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "storage-emulator-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
   } else {
-    let file = try FileBackend(root: URL(fileURLWithPath: configuration.dataDirectory), fsync: configuration.fsync)
-    backend = file
-    scratch = file.root
+    backend = try FileBackend(
+      root: URL(fileURLWithPath: configuration.dataDirectory), fsync: configuration.fsync, calls: calls)
   }
-  // Large request bodies are spooled next to the data (so they are moved, not copied, into
-  // place) and resumable sessions live beside them (so they survive a restart).
-  let spool = scratch.appendingPathComponent("tmp")
-  try? FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
   var sessionOptions = configuration.uploadSessions
   sessionOptions.fsync = configuration.fsync && !configuration.inMemory
-  let sessions = try UploadSessions(
-    directory: scratch.appendingPathComponent("uploads"), options: sessionOptions, log: log)
+  let sessions = UploadSessions(space: try backend.uploadSpace(.sessions), options: sessionOptions, log: log)
   sessions.startSweeping()
+  let multipart = MultipartUploads(
+    space: try backend.uploadSpace(.multipart), maxBytes: Int64(configuration.api.maxUploadBytes),
+    ttlSeconds: sessionOptions.ttlSeconds, log: log)
+  multipart.startSweeping()
   let store = try ObjectStore(
     backend: backend, options: ObjectStore.Options(strictBuckets: configuration.strictBuckets), log: log)
   for bucket in configuration.buckets {
@@ -130,24 +131,33 @@ public func makeEmulator(
       continue
     }
   }
+  // Seeds and imports copy files over 1 MiB before the store takes them; in memory, into the
+  // system's temporary folder (only then does `--in-memory` write a file, and only briefly).
+  let spool = backend.spoolDirectory ?? FileManager.default.temporaryDirectory.path
   if let directory = configuration.importDirectory {
     let started = DispatchTime.now().uptimeNanoseconds
-    let summary = try FirebaseImport(store: store, spoolDirectory: spool.path, log: log).load(from: directory)
+    let summary = try FirebaseImport(store: store, spoolDirectory: spool, log: log).load(from: directory)
     log(
       "import: \(summary.objects) objects (\(SeedLoader.describe(bytes: summary.bytes))), \(summary.buckets) buckets, "
         + "\(summary.skipped) skipped, from \(directory) in "
         + String(format: "%.2f s", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
   }
   if let seed = configuration.seedDirectory {
-    _ = try SeedLoader(store: store, spoolDirectory: spool.path, log: log).load(from: seed)
+    _ = try SeedLoader(store: store, spoolDirectory: spool, log: log).load(from: seed)
   }
   let api = StorageAPI(
     store: store, sessions: sessions, limits: configuration.api, rules: RulesRegistry(log: log),
-    signing: signing)
+    signing: signing, multipart: multipart)
   var serverConfiguration = configuration.server
-  serverConfiguration.spoolDirectory = spool.path
+  if let directory = backend.spoolDirectory {
+    serverConfiguration.spoolDirectory = directory
+  } else {
+    // Bodies stay in memory, each bounded by `maxBodyBytes` below.
+    serverConfiguration.spoolThresholdBytes = Int.max
+  }
   serverConfiguration.limits.maxBodyBytes = max(configuration.api.maxUploadBytes, configuration.api.maxMetadataBytes)
-  let maintenance = Maintenance(store: store, sessions: sessions, configuration: configuration, log: log)
+  let maintenance = Maintenance(
+    store: store, sessions: sessions, multipart: multipart, configuration: configuration, log: log)
   let feed = ChangeFeed(subscribe: { [store] feed in store.changes.add { [weak feed] in feed?.record($0) } })
   let webhooks = configuration.webhooks.compactMap { url in
     WebhookDispatcher.Endpoint(url).map { WebhookDispatcher(endpoint: $0, log: log) }

@@ -8,6 +8,8 @@ import Foundation
 public final class Maintenance: Sendable {
   public let store: ObjectStore
   public let sessions: UploadSessions
+  /// XML multipart uploads in progress (emptied by a reset like the resumable sessions).
+  public let multipart: MultipartUploads?
   public let configuration: EmulatorConfiguration
   /// Monotonic start time, for the uptime.
   let startedAt = DispatchTime.now()
@@ -16,11 +18,12 @@ public final class Maintenance: Sendable {
   private let exportLock = NSLock()
 
   init(
-    store: ObjectStore, sessions: UploadSessions, configuration: EmulatorConfiguration,
-    log: @escaping @Sendable (String) -> Void
+    store: ObjectStore, sessions: UploadSessions, multipart: MultipartUploads? = nil,
+    configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void
   ) {
     self.store = store
     self.sessions = sessions
+    self.multipart = multipart
     self.configuration = configuration
     self.log = log
   }
@@ -39,13 +42,16 @@ public final class Maintenance: Sendable {
     public var objects: Int
     public var buckets: Int
     public var uploadSessions: Int
+    /// XML multipart uploads in progress that were removed.
+    public var multipartUploads: Int
   }
 
   /// Empties the emulator as the Firebase emulator's reset does: every object, bucket and
-  /// upload session goes. The buckets named in the configuration (`--bucket`) are created again,
+  /// upload session (resumable or XML multipart) goes. The buckets named in the configuration (`--bucket`) are created again,
   /// so the emulator is as a fresh start on an empty data folder would make it.
   public func reset() throws(StorageError) -> ResetSummary {
     let uploads = sessions.removeAll()
+    let multipartUploads = multipart?.removeAll() ?? 0
     let removed = try store.removeAll()
     for bucket in configuration.buckets {
       do {
@@ -54,7 +60,8 @@ public final class Maintenance: Sendable {
         continue
       }
     }
-    return ResetSummary(objects: removed.objects, buckets: removed.buckets, uploadSessions: uploads)
+    return ResetSummary(
+      objects: removed.objects, buckets: removed.buckets, uploadSessions: uploads, multipartUploads: multipartUploads)
   }
 
   /// Writes a Firebase emulator export of everything to `directory` (see `FirebaseExport`).
@@ -108,12 +115,15 @@ public final class Maintenance: Sendable {
       RouteEntry("POST", "/internal/reset") { [self] _ in
         do throws(StorageError) {
           let summary = try reset()
-          log("reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload sessions")
+          log(
+            "reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload "
+              + "sessions, \(summary.multipartUploads) XML multipart uploads")
           var json = JSONWriter()
           json.beginObject()
           json.raw("objects", String(summary.objects))
           json.raw("buckets", String(summary.buckets))
           json.raw("uploadSessions", String(summary.uploadSessions))
+          json.raw("multipartUploads", String(summary.multipartUploads))
           json.endObject()
           return HTTPResponse.json(json.bytes)
         } catch {

@@ -13,7 +13,9 @@ import Synchronization
 /// Keeps objects in a data folder. Layout (format 1, described in the README):
 ///
 ///     FORMAT                                       "storage-emulator data format 1"
-///     tmp/                                         staging; emptied at start-up
+///     tmp/                                         staging and spooled request bodies; emptied at start-up
+///     uploads/<id>.json, <id>.part                 a resumable upload session and its bytes
+///     multipart/<id>.json, <id>.<n>.part           an XML multipart upload and its parts
 ///     projects.json                                HMAC keys made through the API
 ///     buckets/<bucket>/bucket.json                 the bucket record
 ///     buckets/<bucket>/objects/<hh>/<sha>.json     an object's metadata record
@@ -64,6 +66,18 @@ public final class FileBackend: StorageBackend {
   }
 
   var tmp: URL { root.appendingPathComponent("tmp", isDirectory: true) }
+
+  /// `tmp/`: cleaned of leftovers by `load`, on the same file system as the objects.
+  public var spoolDirectory: String? { tmp.path }
+
+  /// `uploads/` or `multipart/` (created on first use).
+  public func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace {
+    if kind == .multipart {
+      // Where earlier versions kept multipart parts for the life of one process only.
+      try? FileManager.default.removeItem(atPath: root.path + "/uploads-xml-multipart")
+    }
+    return try FileUploadSpace(directory: root.path + "/" + kind.rawValue, files: files)
+  }
   var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
 
   private func prepareRoot() throws(StorageError) {

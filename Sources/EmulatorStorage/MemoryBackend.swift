@@ -17,8 +17,16 @@ public final class MemoryBackend: StorageBackend {
   }
 
   private let state = Locked(State())
+  private let spaces: [UploadSpaceKind: MemoryUploadSpace] = Dictionary(
+    uniqueKeysWithValues: UploadSpaceKind.allCases.map { ($0, MemoryUploadSpace()) })
 
   public init() {}
+
+  /// Upload sessions and multipart parts stay in memory too: `--in-memory` touches no disk.
+  public func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace { spaces[kind]! }
+
+  /// None: request bodies are held in memory (each at most the upload limit).
+  public var spoolDirectory: String? { nil }
 
   public func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { LoadedState() }
   public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {}

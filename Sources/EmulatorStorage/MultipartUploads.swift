@@ -1,11 +1,22 @@
 import EmulatorSupport
 import Foundation
-import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// XML API multipart uploads: an upload has an id, the metadata of its initiate request, and
-/// numbered parts kept as files in a folder of its own until it is completed (the parts are
-/// concatenated into one file the store then takes) or aborted. Uploads live in memory and
-/// on disk only for the life of the process: a restart forgets them and removes their folders.
+/// numbered parts, kept in an `UploadSpace` the backend provides until the upload is completed
+/// (the parts are handed to the store as one) or aborted. With the file backend they survive a
+/// restart, as resumable sessions do; in memory they touch no disk.
+///
+/// Crash discipline: the record is written once, at initiate, in one step; a part is written
+/// under a temporary name and renamed into place (synced before the rename with `fsync`), so a
+/// part found at start-up is whole; a part without its record, and temporary entries, are
+/// removed. Bounded as resumable sessions: an upload untouched (initiated, or sent a part) for
+/// `ttlSeconds` expires (periodic sweep and start-up), at most `maxUploads` are in progress.
 public final class MultipartUploads: Sendable {
   public struct Upload: Sendable {
     public var id: String
@@ -16,6 +27,17 @@ public final class MultipartUploads: Sendable {
     public var initiated: Int64
     /// Part number → its size and MD5.
     public var parts: [Int: PartInfo] = [:]
+    /// Initiated or last sent a part (milliseconds since the epoch).
+    var touched: Int64
+
+    init(id: String, bucket: String, name: String, patch: MetadataPatch, initiated: Int64) {
+      self.id = id
+      self.bucket = bucket
+      self.name = name
+      self.patch = patch
+      self.initiated = initiated
+      touched = initiated
+    }
   }
 
   public struct PartInfo: Sendable, Equatable {
@@ -26,45 +48,73 @@ public final class MultipartUploads: Sendable {
 
   public static let maxParts = 10_000
   public static let defaultMaxUploads = 1000
-  public let directory: String
+  public let space: any UploadSpace
   /// Uploads in progress at once; more: refused.
   public let maxUploads: Int
   /// Bytes of all of one upload's parts together.
   public let maxBytes: Int64
-  private let uploads = Mutex<[String: Upload]>([:])
+  /// An upload untouched this long expires.
+  public let ttlSeconds: Int
+  let uploads = Locked<[String: Upload]>([:])
+  /// Serialises the writes of one part number of one upload (striped).
+  private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
+  let log: @Sendable (String) -> Void
+  let sweeper = PeriodicSweep()
 
-  public init(directory: URL, maxUploads: Int = MultipartUploads.defaultMaxUploads, maxBytes: Int64)
-    throws(StorageError)
-  {
-    self.directory = directory.path
-    self.maxUploads = maxUploads
-    self.maxBytes = maxBytes
-    try? FileManager.default.removeItem(at: directory)
-    do {
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    } catch {
-      throw StorageError.io("Cannot create the multipart folder \(directory.path): \(error)")
-    }
+  /// Uploads in a folder of their own (tests).
+  public convenience init(
+    directory: URL, maxUploads: Int = MultipartUploads.defaultMaxUploads, maxBytes: Int64, ttlSeconds: Int = 86_400
+  ) throws(StorageError) {
+    self.init(
+      space: try FileUploadSpace(directory: directory), maxUploads: maxUploads, maxBytes: maxBytes,
+      ttlSeconds: ttlSeconds)
   }
 
-  public func initiate(bucket: String, name: String, patch: MetadataPatch) throws(StorageError) -> Upload {
+  /// Loads the uploads of `space` (see `load`).
+  public init(
+    space: any UploadSpace, maxUploads: Int = MultipartUploads.defaultMaxUploads, maxBytes: Int64,
+    ttlSeconds: Int = 86_400, now: Int64 = Timestamp.nowMilliseconds(),
+    log: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
+    self.space = space
+    self.maxUploads = maxUploads
+    self.maxBytes = maxBytes
+    self.ttlSeconds = ttlSeconds
+    self.log = log
+    load(now: now)
+  }
+
+  deinit { stopSweeping() }
+
+  /// Uploads in progress.
+  public var count: Int { uploads.withLock { $0.count } }
+
+  public func initiate(bucket: String, name: String, patch: MetadataPatch, now: Int64 = Timestamp.nowMilliseconds())
+    throws(StorageError) -> Upload
+  {
     try Naming.validateObjectName(name)
-    let id = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-    let upload = Upload(id: id, bucket: bucket, name: name, patch: patch, initiated: Timestamp.nowMilliseconds())
-    let full = uploads.withLock { all -> Bool in
-      if all.count >= maxUploads { return true }
-      all[id] = upload
-      return false
+    let id = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+    let upload = Upload(id: id, bucket: bucket, name: name, patch: patch, initiated: now)
+    if !reserve(upload) {
+      sweep(now: now)
+      // 429 with Retry-After, as for resumable sessions: the client's own unfinished uploads fill it.
+      guard reserve(upload) else { throw StorageError.tooManyUploadSessions(limit: maxUploads, retryAfterSeconds: 60) }
     }
-    // 429 with Retry-After, as for resumable sessions: the client's own unfinished uploads fill it.
-    if full { throw StorageError.tooManyUploadSessions(limit: maxUploads, retryAfterSeconds: 60) }
-    do {
-      try FileManager.default.createDirectory(atPath: folder(id), withIntermediateDirectories: false)
+    do throws(StorageError) {
+      try space.replace(Self.recordName(id), with: upload.record, temp: Self.recordTemp(id))
     } catch {
       _ = uploads.withLock { $0.removeValue(forKey: id) }
-      throw StorageError.io("Cannot create the folder of multipart upload \(id): \(error)")
+      throw error
     }
     return upload
+  }
+
+  private func reserve(_ upload: Upload) -> Bool {
+    uploads.withLock { all in
+      guard all.count < maxUploads else { return false }
+      all[upload.id] = upload
+      return true
+    }
   }
 
   public func upload(_ id: String, bucket: String, name: String) throws(StorageError) -> Upload {
@@ -75,55 +125,55 @@ public final class MultipartUploads: Sendable {
   }
 
   /// Stores one part (replacing an earlier part of that number). `file`: a spooled body this
-  /// takes over; else `bytes`.
+  /// takes over; else `bytes`. The parts together stay within `maxBytes`, checked before the
+  /// part is written.
   public func putPart(
     _ id: String, bucket: String, name: String, number: Int, bytes: [UInt8], file: String?
   ) throws(StorageError) -> PartInfo {
-    defer { if let file { unlink(file) } }
+    var taken = false
+    defer { if let file, !taken { unlink(file) } }
     guard (1...Self.maxParts).contains(number) else {
       throw StorageError.invalid("partNumber must be 1 to \(Self.maxParts), got \(number).")
     }
     let upload = try upload(id, bucket: bucket, name: name)
-    let target = folder(id) + "/\(number)"
-    let digest: (md5: [UInt8], crc32c: UInt32)
-    let size: Int64
-    if let file {
-      (digest, size) = try Self.digest(file: file)
-      if SystemCall.retrying({ rename(file, target) }) != 0 {
-        // Another file system: copy.
-        do {
-          try FileManager.default.copyItem(atPath: file, toPath: target)
-        } catch {
-          throw StorageError.io("Cannot store part \(number) of upload \(id): \(error)")
-        }
-      }
-    } else {
-      digest = Digester.digest(bytes)
-      size = Int64(bytes.count)
-      guard FileManager.default.createFile(atPath: target, contents: Data(bytes)) else {
-        throw StorageError.io("Cannot store part \(number) of upload \(id).")
-      }
-    }
-    let info = PartInfo(size: size, md5: digest.md5, modified: Timestamp.nowMilliseconds())
+    let size = file.map { FileUploadSpace.size(of: $0) } ?? Int64(bytes.count)
     let total = upload.parts.filter { $0.key != number }.values.reduce(size) { $0 + $1.size }
-    if total > maxBytes {
-      unlink(target)
+    guard total <= maxBytes else {
       throw StorageError.tooLarge("The parts of upload \(id) would exceed \(maxBytes) bytes.")
     }
+    let lock = locks[Int(UInt(bitPattern: (id.hashValue &* 31) &+ number) % UInt(locks.count))]
+    lock.lock()
+    defer { lock.unlock() }
+    let part = Self.partName(id, number)
+    if let file {
+      taken = true
+      try space.adopt(file: file, as: part, temp: Self.partTemp(id, number))
+    } else {
+      try space.replace(part, with: bytes, temp: Self.partTemp(id, number))
+    }
+    let digest = try space.digest(part)
+    let now = Timestamp.nowMilliseconds()
+    let info = PartInfo(size: digest.size, md5: digest.md5, modified: now)
     let stillThere = uploads.withLock { all -> Bool in
       guard all[id] != nil else { return false }
       all[id]?.parts[number] = info
+      all[id]?.touched = now
       return true
     }
-    guard stillThere else { throw StorageError.uploadNotFound(id) }
+    guard stillThere else {
+      space.remove(part)  // aborted meanwhile
+      throw StorageError.uploadNotFound(id)
+    }
     return info
   }
 
-  /// Concatenates the listed parts (ascending numbers, each present with the given MD5 when one
-  /// is given) into a new file and forgets the upload; the caller owns the file.
-  public func assemble(_ id: String, bucket: String, name: String, parts: [(number: Int, md5: [UInt8]?)])
-    throws(StorageError) -> (upload: Upload, path: String)
-  {
+  /// Hands the listed parts (ascending numbers, each present with the given MD5 when one is
+  /// given) to `commit` as one piece of data; when it succeeds the upload is forgotten and its
+  /// parts removed. When it fails (a precondition, a full disk) the upload stays as it was.
+  public func complete(
+    _ id: String, bucket: String, name: String, parts: [(number: Int, md5: [UInt8]?)],
+    commit: (Upload, ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata
+  ) throws(StorageError) -> ObjectMetadata {
     let upload = try upload(id, bucket: bucket, name: name)
     guard !parts.isEmpty else { throw StorageError.invalid("A CompleteMultipartUpload needs at least one part.") }
     var previous = 0
@@ -139,60 +189,29 @@ public final class MultipartUploads: Sendable {
         throw StorageError.invalid("InvalidPart: the ETag given for part \(part.number) is not the part's.")
       }
     }
-    let output = folder(id) + "/assembled"
-    guard
-      let out = FileHandle(forWritingAtPath: output)
-        ?? {
-          FileManager.default.createFile(atPath: output, contents: nil) ? FileHandle(forWritingAtPath: output) : nil
-        }()
-    else { throw StorageError.io("Cannot assemble upload \(id).") }
-    do {
-      defer { try? out.close() }
-      for part in parts {
-        guard let input = FileHandle(forReadingAtPath: folder(id) + "/\(part.number)") else {
-          throw StorageError.io("Part \(part.number) of upload \(id) is missing on disk.")
-        }
-        defer { try? input.close() }
-        while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { try out.write(contentsOf: chunk) }
-      }
-    } catch let error as StorageError {
-      throw error
+    let data = try space.handOff(parts.map { Self.partName(id, $0.number) }, as: Self.handOffName(id))
+    let object: ObjectMetadata
+    do throws(StorageError) {
+      object = try commit(upload, data)
     } catch {
-      throw StorageError.io("Cannot assemble upload \(id): \(error)")
+      space.remove(Self.handOffName(id))
+      throw error
     }
-    let taken = Self.moveAside(output, in: directory, id: id)
     abort(id)
-    return (upload, taken)
+    return object
   }
 
   /// Forgets an upload and removes its parts.
   @discardableResult
   public func abort(_ id: String) -> Bool {
-    let existed = uploads.withLock { $0.removeValue(forKey: id) } != nil
-    try? FileManager.default.removeItem(atPath: folder(id))
-    return existed
+    guard let upload = uploads.withLock({ $0.removeValue(forKey: id) }) else { return false }
+    removeEntries(id, parts: upload.parts.keys)
+    return true
   }
 
-  private func folder(_ id: String) -> String { directory + "/" + id }
-
-  private static func moveAside(_ path: String, in directory: String, id: String) -> String {
-    let target = directory + "/" + id + ".assembled"
-    return SystemCall.retrying({ rename(path, target) }) == 0 ? target : path
-  }
-
-  private static func digest(file: String) throws(StorageError) -> ((md5: [UInt8], crc32c: UInt32), Int64) {
-    guard let input = FileHandle(forReadingAtPath: file) else { throw StorageError.io("Cannot read a part.") }
-    defer { try? input.close() }
-    var digester = Digester()
-    var size: Int64 = 0
-    do {
-      while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
-        chunk.withUnsafeBytes { digester.update($0) }
-        size += Int64(chunk.count)
-      }
-    } catch {
-      throw StorageError.io("Cannot read a part: \(error)")
-    }
-    return (digester.finalize(), size)
+  /// Removes an upload's parts numbered `parts`, a hand-off left behind, and its record (last:
+  /// a crash in between leaves an upload missing parts, which start-up reads as it is).
+  func removeEntries(_ id: String, parts: some Sequence<Int>) {
+    space.discard(parts.sorted().map { Self.partName(id, $0) } + [Self.handOffName(id), Self.recordName(id)])
   }
 }

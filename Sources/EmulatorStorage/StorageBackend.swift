@@ -40,6 +40,13 @@ public protocol StorageBackend: Sendable {
   func saveProjects(_ state: JSONValue) throws(StorageError)
   /// What `saveProjects` last saved; nil when nothing was (or the backend keeps nothing).
   func loadProjects() -> JSONValue?
+  /// Where unfinished uploads of `kind` keep their records and bytes: beside the objects, so
+  /// they share the backend's lifetime (on disk they survive a restart, in memory they do not).
+  /// The same space for every call with one kind.
+  func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace
+  /// A folder for request bodies too large to hold in memory, on the file system of the data
+  /// (so `stage(file:)` moves them instead of copying); nil: bodies are kept in memory.
+  var spoolDirectory: String? { get }
 }
 
 extension StorageBackend {

@@ -1,14 +1,8 @@
-import Foundation
-
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 extension UploadSessions {
   /// Sessions known (active, final or cancelled).
   public var count: Int { sessions.withLock { $0.count } }
 
-  /// Forgets every session and removes its files (`POST /internal/reset`): their upload URLs
+  /// Forgets every session and removes its entries (`POST /internal/reset`): their upload URLs
   /// answer 404 afterwards. Returns how many there were.
   @discardableResult
   public func removeAll() -> Int {
@@ -16,10 +10,8 @@ extension UploadSessions {
     for id in ids {
       let lock = lock(id)
       lock.lock()
-      unlink(partPath(id))
-      unlink(recordPath(id))
-      unlink(directory + "/" + id + ".commit")
-      unlink(directory + "/." + id + ".tmp")
+      removeEntries(id)
+      space.remove(Self.tempName(id))
       sessions.withLock { _ = $0.removeValue(forKey: id) }
       lock.unlock()
     }

@@ -3,28 +3,32 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
-/// Resumable upload sessions, kept in a folder so they survive a restart: `<id>.json` (the
-/// session) and `<id>.part` (the bytes received, appended chunk by chunk; the received count is
-/// its size).
+/// Resumable upload sessions, kept in an `UploadSpace` the backend provides (so with the file
+/// backend they survive a restart, and with the memory backend they touch no disk): `<id>.json`
+/// (the session) and `<id>.part` (the bytes received, appended chunk by chunk; the received
+/// count is its size).
 ///
-/// Bounded: a session untouched for `ttlSeconds` expires and its files are removed (by a
+/// Bounded: a session untouched for `ttlSeconds` expires and its entries are removed (by a
 /// periodic sweep, `startSweeping`, and at start-up); at most `maxOpen` sessions are active at
 /// once (starting another fails with `tooManyUploadSessions`), and at most `maxOpen` finished or
 /// cancelled ones are remembered for status queries (the oldest is forgotten first).
 ///
-/// A finalize hands the store a hard link to the bytes, so when the commit fails (a full disk, a
-/// precondition) the session keeps its bytes and stays active: the client can query and retry.
-/// With `fsync`, an acknowledged chunk is synced, and records are written as `DurableFiles`
-/// writes them.
+/// A finalize hands the store a hard link to the bytes (in memory: a copy), so when the commit
+/// fails (a full disk, a precondition) the session keeps its bytes and stays active: the client
+/// can query and retry. With `fsync`, an acknowledged chunk is synced, and records are written
+/// as `DurableFiles` writes them.
 public final class UploadSessions: Sendable {
   public struct Options: Sendable, Equatable {
     /// A session not started, sent bytes or finished for this long expires (default: a day).
     public var ttlSeconds = 86_400
     /// Active sessions at most (default 1000).
     public var maxOpen = 1000
-    /// Sync chunks and records before acknowledging them.
+    /// Sync chunks and records before acknowledging them (`init(directory:)`; a backend's space
+    /// syncs as the backend does).
     public var fsync = false
 
     public init(ttlSeconds: Int = 86_400, maxOpen: Int = 1000, fsync: Bool = false) {
@@ -34,62 +38,63 @@ public final class UploadSessions: Sendable {
     }
   }
 
-  public let directory: String
+  public let space: any UploadSpace
   public let options: Options
-  private let files: DurableFiles
   let sessions = Locked(Table())
   private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
   let log: @Sendable (String) -> Void
-  let sweeper = Locked<SweepTimer?>(nil)
+  let sweeper = PeriodicSweep()
 
-  /// Opens the folder: damaged and expired sessions, and leftovers of interrupted finalizes,
-  /// are removed.
-  public init(
+  /// Sessions in a folder of their own (tests).
+  public convenience init(
     directory: URL, options: Options = Options(), calls: FileCalls = .direct,
     now: Int64 = Timestamp.nowMilliseconds(), log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws(StorageError) {
-    self.directory = directory.standardizedFileURL.path
+    let space = try FileUploadSpace(directory: directory, fsync: options.fsync, calls: calls)
+    self.init(space: space, options: options, now: now, log: log)
+  }
+
+  /// Loads the sessions of `space`: damaged and expired sessions, and leftovers of interrupted
+  /// finalizes, are removed.
+  public init(
+    space: any UploadSpace, options: Options = Options(), now: Int64 = Timestamp.nowMilliseconds(),
+    log: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
+    self.space = space
     self.options = options
     self.log = log
-    files = DurableFiles(calls: calls, fsync: options.fsync)
-    do {
-      try files.makeDirectory(self.directory)
-    } catch {
-      throw StorageError.io("cannot create the upload sessions folder: \(error)")
-    }
     var loaded = Table()
     let cutoff = now - Int64(options.ttlSeconds) * 1000
-    for file in (try? FileManager.default.contentsOfDirectory(atPath: self.directory)) ?? [] {
-      let path = self.directory + "/" + file
-      guard file.hasSuffix(".json") else {
+    let names = space.names()
+    let records = Set(names.filter { $0.hasSuffix(".json") })
+    for name in names {
+      guard name.hasSuffix(".json") else {
         // A hard link left by an interrupted finalize, a record being written, or bytes whose
         // record is gone.
-        if file.hasSuffix(".commit") || file.hasSuffix(".tmp")
-          || file.hasSuffix(".part") && !FileManager.default.fileExists(atPath: path.dropLast(5) + ".json")
+        if name.hasSuffix(".commit") || name.hasSuffix(".tmp")
+          || name.hasSuffix(".part") && !records.contains(name.dropLast(5) + ".json")
         {
-          unlink(path)
+          space.remove(name)
         }
         continue
       }
-      let stem = String(path.dropLast(5))
-      guard let bytes = FileManager.default.contents(atPath: path), var session = UploadSession(record: Array(bytes)),
-        stem == self.directory + "/" + session.id
-      else {
-        Self.removeFiles(stem)
-        log("uploads: removed the damaged upload session \(file)")
+      let id = String(name.dropLast(5))
+      guard let bytes = space.contents(name), var session = UploadSession(record: bytes), session.id == id else {
+        removeEntries(id)
+        log("uploads: removed the damaged upload session \(name)")
         continue
       }
-      let part = Self.fileInfo(stem + ".part")
-      session.touched = max(session.created, Self.fileInfo(path)?.modified ?? 0, part?.modified ?? 0)
+      let part = space.info(Self.partName(id))
+      session.touched = max(session.created, space.info(name)?.modified ?? 0, part?.modified ?? 0)
       guard session.touched >= cutoff else {
-        Self.removeFiles(stem)
+        removeEntries(id)
         log("uploads: removed the expired upload session \(session.id)")
         continue
       }
       if session.state == .active {
         session.received = part?.size ?? 0
       } else if part != nil {
-        unlink(stem + ".part")  // finished: its bytes were committed or dropped
+        space.remove(Self.partName(id))  // finished: its bytes were committed or dropped
       }
       loaded.put(session)
     }
@@ -104,8 +109,10 @@ public final class UploadSessions: Sendable {
     return locks[Int(UInt(bitPattern: hasher.finalize()) % UInt(locks.count))]
   }
 
-  func partPath(_ id: String) -> String { directory + "/" + id + ".part" }
-  func recordPath(_ id: String) -> String { directory + "/" + id + ".json" }
+  static func partName(_ id: String) -> String { id + ".part" }
+  static func recordName(_ id: String) -> String { id + ".json" }
+  static func tempName(_ id: String) -> String { "." + id + ".tmp" }
+  static func handOffName(_ id: String) -> String { id + ".commit" }
 
   /// How many sessions are active and how many finished ones are remembered.
   public var counts: (active: Int, finished: Int) { sessions.withLock { ($0.active, $0.finished) } }
@@ -128,12 +135,10 @@ public final class UploadSessions: Sendable {
       }
     }
     do throws(StorageError) {
-      let fd = files.calls.create(partPath(session.id))
-      guard fd >= 0 else { throw FileBackend.error("start the upload", errno) }
-      close(fd)
+      try space.create(Self.partName(session.id))
       try save(session)  // with fsync, also makes the .part file's name durable (same folder)
     } catch {
-      unlink(partPath(session.id))
+      space.remove(Self.partName(session.id))
       sessions.withLock { _ = $0.removeValue(forKey: session.id) }
       throw error
     }
@@ -171,37 +176,18 @@ public final class UploadSessions: Sendable {
   ) throws(StorageError) -> UploadSession {
     try withActiveSession(id) { current throws(StorageError) -> UploadSession in
       var session = current
-      let length = Int64(bytes?.count ?? file.map { Int(Self.fileInfo($0)?.size ?? 0) } ?? 0)
+      let length = Int64(bytes?.count ?? file.map { Int(FileUploadSpace.size(of: $0)) } ?? 0)
       guard offset == session.received || allowOverlap && offset < session.received else {
         throw StorageError.uploadOffsetMismatch(expected: offset, received: session.received)
       }
       let skip = session.received - offset
       guard skip < length || length == 0 else { return session }
-      let path = partPath(id)
-      let out = files.calls.openForAppend(path)
-      guard out >= 0 else { throw FileBackend.error("store the chunk", errno) }
-      defer { close(out) }
       var written: Int64 = 0
       if let bytes {
-        let code = bytes.withUnsafeBytes {
-          files.calls.write(out, UnsafeRawBufferPointer(rebasing: $0[Int(skip)...]), path: path)
-        }
-        if code != 0 { throw FileBackend.error("store the chunk", code) }
+        try space.append(Self.partName(id), bytes: bytes[Int(skip)...])
         written = length - skip
       } else if let file {
-        let source = SystemCall.retrying { open(file, O_RDONLY | O_CLOEXEC) }
-        guard source >= 0 else { throw FileBackend.error("read the chunk", errno) }
-        defer { close(source) }
-        guard SystemCall.retrying({ lseek(source, off_t(skip), SEEK_SET) }) >= 0 else { throw FileBackend.error("read the chunk", errno) }
-        try DurableFiles.readChunks(of: source, failure: "read the chunk") { chunk throws(StorageError) in
-          let code = files.calls.write(out, chunk, path: path)
-          if code != 0 { throw FileBackend.error("store the chunk", code) }
-          written += Int64(chunk.count)
-        }
-      }
-      if options.fsync {
-        let code = files.calls.sync(out, path: path)
-        if code != 0 { throw FileBackend.error("sync the chunk", code) }
+        written = try space.append(Self.partName(id), file: file, from: skip)
       }
       session.received += written
       session.touched = Timestamp.nowMilliseconds()
@@ -211,23 +197,20 @@ public final class UploadSessions: Sendable {
     }
   }
 
-  /// Runs `commit` with a file holding the received bytes (a hard link the caller owns), under
-  /// the session's lock; on success the session becomes final and its bytes are dropped. On
-  /// failure nothing changes: the bytes stay and the session stays active.
+  /// Runs `commit` with the received bytes (a hard link, or a copy, the store takes over),
+  /// under the session's lock; on success the session becomes final and its bytes are dropped.
+  /// On failure nothing changes: the bytes stay and the session stays active.
   public func complete(
-    _ id: String, commit: (String) throws(StorageError) -> ObjectMetadata
+    _ id: String, commit: (ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata
   ) throws(StorageError) -> ObjectMetadata {
     try withActiveSession(id) { current throws(StorageError) -> ObjectMetadata in
       var session = current
-      let handoff = directory + "/" + id + ".commit"
-      unlink(handoff)  // left by a failure that the store did not clean up
-      let code = files.calls.link(partPath(id), handoff)
-      guard code == 0 else { throw FileBackend.error("finish the upload", code) }
+      let data = try space.handOff([Self.partName(id)], as: Self.handOffName(id))
       let object: ObjectMetadata
       do throws(StorageError) {
-        object = try commit(handoff)
+        object = try commit(data)
       } catch {
-        unlink(handoff)
+        space.remove(Self.handOffName(id))
         throw error
       }
       session.state = .final
@@ -236,7 +219,7 @@ public final class UploadSessions: Sendable {
       // The final record before the bytes go: after a crash in between, start-up drops the bytes
       // of a finished session.
       try? save(session)
-      files.calls.unlink(partPath(id))
+      space.remove(Self.partName(id))
       finish(session)
       return object
     }
@@ -253,7 +236,7 @@ public final class UploadSessions: Sendable {
     session.denied = denied
     session.touched = Timestamp.nowMilliseconds()
     try? save(session)
-    files.calls.unlink(partPath(id))
+    space.remove(Self.partName(id))
     finish(session)
   }
 
@@ -281,21 +264,15 @@ public final class UploadSessions: Sendable {
       }
       return forgotten
     }
-    for id in forgotten { unlink(recordPath(id)) }
+    for id in forgotten { space.remove(Self.recordName(id)) }
   }
 
   private func save(_ session: UploadSession) throws(StorageError) {
-    try files.writeAtomically(
-      session.record, to: recordPath(session.id), temp: directory + "/." + session.id + ".tmp")
+    try space.replace(Self.recordName(session.id), with: session.record, temp: Self.tempName(session.id))
   }
 
-  static func removeFiles(_ stem: String) {
-    for suffix in [".json", ".part", ".commit"] { unlink(stem + suffix) }
-  }
-
-  private static func fileInfo(_ path: String) -> (size: Int64, modified: Int64)? {
-    var info = stat()
-    guard SystemCall.retrying({ stat(path, &info) }) == 0 else { return nil }
-    return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000)
+  /// Removes a session's record, bytes and hand-off link.
+  func removeEntries(_ id: String) {
+    for name in [Self.recordName(id), Self.partName(id), Self.handOffName(id)] { space.remove(name) }
   }
 }

@@ -32,7 +32,7 @@ import Testing
         (#"tmp/[0-9]+-[0-9]+-[0-9]+\."#, "tmp/T."), (#"[0-9a-f]{64}\.[0-9]+\.data"#, "H.G.data"),
         (#"[0-9a-f]{64}\.[0-9]+\.json"#, "H.G.json"),
         (#"[0-9a-f]{64}"#, "H"), (#"objects/[0-9a-f]{2}(/|$| )"#, "objects/HH$1"),
-        (#"uploads/(\.?)[0-9a-f]{32}"#, "uploads/$1ID"),
+        (#"uploads/(\.?)[0-9a-f]{32}"#, "uploads/$1ID"), (#"multipart/(\.?)[0-9a-f]{32}"#, "multipart/$1ID"),
       ] {
         text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
       }
@@ -46,10 +46,10 @@ import Testing
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data").standardizedFileURL.path
     let recorder = Recorder(root: root)
-    let store = try ObjectStore(
-      backend: FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: recorder.calls))
-    let sessions = try UploadSessions(
-      directory: URL(fileURLWithPath: root + "/uploads"), options: .init(fsync: fsync), calls: recorder.calls)
+    let backend = try FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: recorder.calls)
+    let store = try ObjectStore(backend: backend)
+    let sessions = UploadSessions(space: try backend.uploadSpace(.sessions))
+    let multipart = MultipartUploads(space: try backend.uploadSpace(.multipart), maxBytes: 1 << 20)
     _ = recorder.take()
     var paths: [(String, [String])] = []
     func path(_ name: String, _ body: () throws -> Void) rethrows {
@@ -91,8 +91,25 @@ import Testing
     }
     try path("resumable chunk") { try sessions.append(id, at: 0, bytes: [1, 2, 3], allowOverlap: false) }
     try path("resumable finalize") {
-      _ = try sessions.complete(id) { (file: String) throws(StorageError) -> ObjectMetadata in
-        try store.insert(bucket: "bkt", name: "r", source: .file(file))
+      _ = try sessions.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+        try store.insert(bucket: "bkt", name: "r", source: data)
+      }
+    }
+    var upload = ""
+    try path("XML multipart initiate") {
+      upload = try multipart.initiate(bucket: "bkt", name: "m", patch: MetadataPatch()).id
+    }
+    try path("XML multipart part") {
+      _ = try multipart.putPart(upload, bucket: "bkt", name: "m", number: 1, bytes: [1, 2], file: nil)
+    }
+    try path("XML multipart part spooled to disk") {
+      let spool = root + "/tmp/spooled-part"
+      try Data([3]).write(to: URL(fileURLWithPath: spool))
+      _ = try multipart.putPart(upload, bucket: "bkt", name: "m", number: 2, bytes: [], file: spool)
+    }
+    try path("XML multipart complete") {
+      _ = try multipart.complete(upload, bucket: "bkt", name: "m", parts: [(1, nil), (2, nil)]) {
+        _, data throws(StorageError) in try store.insert(bucket: "bkt", name: "m", source: data)
       }
     }
     return paths

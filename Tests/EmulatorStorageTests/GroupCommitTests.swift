@@ -24,6 +24,8 @@ final class SlowCountingBackend: StorageBackend {
     try inner.digest(staged)
   }
   func discard(_ staged: StagedData) { inner.discard(staged) }
+  func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace { try inner.uploadSpace(kind) }
+  var spoolDirectory: String? { inner.spoolDirectory }
   func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
     if data == nil {
       metadataCommits.add(1, ordering: .relaxed)

@@ -411,8 +411,8 @@ import Synchronization
     // A retried, overlapping chunk appends only what is new.
     try reopened.append(id, at: 1, bytes: Array("bcdef".utf8), allowOverlap: true)
     let store = try ObjectStore(backend: MemoryBackend())
-    let object = try reopened.complete(id) { (path: String) throws(StorageError) -> ObjectMetadata in
-      try store.insert(bucket: "bkt", name: "big", source: .file(path))
+    let object = try reopened.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+      try store.insert(bucket: "bkt", name: "big", source: data)
     }
     #expect(object.size == 6)
     #expect(try store.read(bucket: "bkt", name: "big").1 == Array("abcdef".utf8))

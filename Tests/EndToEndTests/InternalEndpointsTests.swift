@@ -54,12 +54,22 @@ import Testing
       "POST", base + "/upload/storage/v1/b/other/o?uploadType=resumable&name=big", body: "{}",
       headers: ["Content-Type: application/json"])
     let location = try #require(start.header("location"))
+    // An XML multipart upload in progress goes too.
+    let initiate = try Curl.request("POST", base + "/other/parts?uploads", body: "")
+    #expect(initiate.status == 200)
+    let uploadID = try #require(
+      initiate.text.range(of: "<UploadId>").flatMap { open in
+        initiate.text[open.upperBound...].range(of: "</UploadId>").map { initiate.text[open.upperBound..<$0.lowerBound] }
+      })
+    #expect(try Curl.request("GET", base + "/other/parts?uploadId=\(uploadID)").status == 200)
 
     let reset = try Curl.request("POST", base + "/internal/reset", body: "")
     #expect(reset.status == 200)
     #expect(reset.json["objects"] as? Int == 2)
     #expect(reset.json["buckets"] as? Int == 2)
     #expect(reset.json["uploadSessions"] as? Int == 1)
+    #expect(reset.json["multipartUploads"] as? Int == 1)
+    #expect(try Curl.request("GET", base + "/other/parts?uploadId=\(uploadID)").status == 404)
 
     #expect(try Curl.request("GET", base + "/v0/b/other/o/x").status == 404)
     #expect(try Curl.request("GET", base + "/storage/v1/b/other").status == 404)

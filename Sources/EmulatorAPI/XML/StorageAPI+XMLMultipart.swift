@@ -40,13 +40,13 @@ extension StorageAPI {
     case "POST":
       let parts = try XMLCompleteDocument.parts(request.bodyBytes())
       let conditions = try Self.xmlConditions(request.headers, prefix: "x-goog-if-")
-      let (upload, path) = try xml { () throws(StorageError) in
-        try uploads.assemble(id, bucket: bucket, name: name, parts: parts)
-      }
       let object = try xml { () throws(StorageError) in
-        try store.insert(
-          bucket: bucket, name: name, source: .file(path),
-          upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets), conditions: conditions)
+        try uploads.complete(id, bucket: bucket, name: name, parts: parts) { upload, data throws(StorageError) in
+          try store.insert(
+            bucket: bucket, name: name, source: data,
+            upload: ObjectStore.Upload(patch: upload.patch, createsBucket: limits.lenientBuckets),
+            conditions: conditions)
+        }
       }
       var xml = XMLWriter()
       xml.open("CompleteMultipartUploadResult", attributes: "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"")

@@ -1,4 +1,5 @@
 import EmulatorApp
+import EmulatorStorage
 import Foundation
 
 /// An in-process emulator on a free port with its own data folder.
@@ -12,7 +13,11 @@ final class RunningEmulator {
   var dataDirectory: URL { folder.appendingPathComponent("data") }
 
   /// - Parameter folder: reuse a folder (a restart); a new temporary one otherwise.
-  init(folder: URL? = nil, inMemory: Bool = false, configure: (inout EmulatorConfiguration) -> Void = { _ in }) throws {
+  /// - Parameter calls: the file backend's write steps (a test records them).
+  init(
+    folder: URL? = nil, inMemory: Bool = false, calls: FileCalls = .direct,
+    configure: (inout EmulatorConfiguration) -> Void = { _ in }
+  ) throws {
     let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("se-e2e-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     self.folder = folder
@@ -24,7 +29,7 @@ final class RunningEmulator {
     // Most tests write without creating buckets; GCS's 404 for that is tested with this off.
     configuration.api.lenientBuckets = true
     configure(&configuration)
-    emulator = try makeEmulator(configuration)
+    emulator = try makeEmulator(configuration, calls: calls)
     port = try emulator.start()
   }
 
@@ -41,10 +46,21 @@ final class EmulatorProcess {
   let readyLine: String
   private let output: Pipe
 
-  init(arguments: [String]) throws {
-    process.executableURL = Self.executableURL()
+  /// - Parameters:
+  ///   - launcher: a command that runs the emulator (its path is appended, then the arguments),
+  ///     such as `setpriv` with a user to run as.
+  ///   - directory: the working directory.
+  init(arguments: [String], launcher: [String] = [], directory: URL? = nil) throws {
     // Lenient buckets, as in `RunningEmulator`: these tests write without creating buckets.
-    process.arguments = ["--port", "0", "--lenient-buckets"] + arguments
+    let emulatorArguments = ["--port", "0", "--lenient-buckets"] + arguments
+    if let command = launcher.first {
+      process.executableURL = URL(fileURLWithPath: command)
+      process.arguments = Array(launcher.dropFirst()) + [Self.executableURL().path] + emulatorArguments
+    } else {
+      process.executableURL = Self.executableURL()
+      process.arguments = emulatorArguments
+    }
+    if let directory { process.currentDirectoryURL = directory }
     output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
