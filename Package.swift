@@ -12,6 +12,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     // The request log and start-up messages go through the standard logging API.
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    // The command line: subcommands, --help, --version and usage errors.
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
   ],
   targets: [
     // Shared by every module: the EINTR-retrying system-call helper and hexadecimal digits.
@@ -47,6 +49,7 @@ let package = Package(
       name: "EmulatorApp",
       dependencies: [
         "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
@@ -75,6 +78,8 @@ let package = Package(
         .product(name: "_CryptoExtras", package: "swift-crypto"),
       ]
     ),
+    // The app module without sockets: options from every source, the config file reader.
+    .testTarget(name: "EmulatorAppTests", dependencies: ["EmulatorApp", "EmulatorHTTP"]),
     .testTarget(
       name: "EndToEndTests",
       dependencies: ["EmulatorApp", "EmulatorStorage", "EmulatorRules", "CCurl"]

@@ -32,7 +32,7 @@ public struct APIError: Error, Sendable, Equatable {
       self.init(404, .notFound, "The specified bucket does not exist: \(bucket)")
     case .objectNotFound(let bucket, let name):
       self.init(404, .notFound, "No such object: \(bucket)/\(name)")
-    case .invalid(let message):
+    case .invalid(let message), .checksumMismatch(let message):
       self.init(400, .invalid, message)
     case .required(let message):
       self.init(400, .required, message)
@@ -44,8 +44,6 @@ public struct APIError: Error, Sendable, Equatable {
       self.init(409, .conflict, "The bucket '\(bucket)' already exists.")
     case .bucketNotEmpty(let bucket):
       self.init(409, .conflict, "The bucket you tried to delete is not empty: \(bucket)")
-    case .checksumMismatch(let message):
-      self.init(400, .invalid, message)
     case .tooLarge(let message):
       self.init(413, .uploadTooLarge, message)
     case .insufficientStorage(let message):
@@ -72,15 +70,18 @@ public struct APIError: Error, Sendable, Equatable {
 
   /// The error body in the surface's flavour: GCS `{"error":{"code","message","errors":[…]}}`,
   /// Firebase `{"error":{"code","message"}}`. 304 has no body.
-  public func response(firebase: Bool) -> HTTPResponse {
+  public func response(firebase: Bool) -> HTTPResponse { response(firebase ? .firebase : .gcs) }
+
+  /// The error body in a flavour (see `response(firebase:)`).
+  public func response(_ flavour: Flavour) -> HTTPResponse {
     var headers = self.headers
-    if status == 304 { return HTTPResponse(status: 304, headers: headers) }
+    if status == 304 { return HTTPResponse(.notModified, headers: headers) }
     var json = JSONWriter(capacity: 256)
     json.beginObject()
     json.objectKey("error")
     json.raw("code", String(status))
     json.string("message", message)
-    if !firebase {
+    if flavour.errorsHaveDetails {
       json.beginArray("errors")
       json.beginObject()
       json.string("domain", "global")

@@ -38,16 +38,21 @@ extension RequestOptions {
     switch value {
     case nil, .null?: return nil
     case .string(let text)?, .number(let text)?:
-      switch DecimalInteger.parse(text, allowNegative: true) {
-      case .success(let number): return number
-      case .failure(.outOfRange):
-        throw APIError(400, .invalid, "Invalid value for '\(field)': '\(text)' is out of range for a 64-bit integer.")
-      case .failure(.malformed):
-        throw APIError(400, .invalid, "Invalid value for '\(field)': '\(text)' is not an integer.")
-      }
+      return try integer(text, field: field)
     default:
       throw APIError(
         400, .invalid, "Invalid value for '\(field)': a generation must be a number or a string of digits.")
+    }
+  }
+
+  /// A signed 64-bit integer named `field` (a query parameter, a JSON member).
+  static func integer(_ text: String, field: String) throws(APIError) -> Int64 {
+    switch DecimalInteger.parse(text, allowNegative: true) {
+    case .success(let number): return number
+    case .failure(.outOfRange):
+      throw APIError(400, .invalid, "Invalid value for '\(field)': '\(text)' is out of range for a 64-bit integer.")
+    case .failure(.malformed):
+      throw APIError(400, .invalid, "Invalid value for '\(field)': '\(text)' is not an integer.")
     }
   }
 }

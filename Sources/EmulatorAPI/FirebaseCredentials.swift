@@ -152,9 +152,15 @@ extension ObjectMetadata {
 /// The rules view of stored objects by version: an object read again and again (the common
 /// case) is turned into a rules value once. Bounded (cleared when full).
 enum RulesViewCache {
+  /// An object version: its path, and the numbers that change with every new generation or
+  /// metadata change.
   struct Key: Hashable {
     var bucket: String
     var name: String
+    var version: Version
+  }
+
+  struct Version: Hashable {
     var generation: Int64
     var metageneration: Int64
     var updated: Int64
@@ -164,9 +170,8 @@ enum RulesViewCache {
   static let limit = 4096
 
   static func view(of object: ObjectMetadata) -> RulesValue {
-    let key = Key(
-      bucket: object.bucket, name: object.name, generation: object.generation,
-      metageneration: object.metageneration, updated: object.updated)
+    let version = Version(generation: object.generation, metageneration: object.metageneration, updated: object.updated)
+    let key = Key(bucket: object.bucket, name: object.name, version: version)
     if let hit = entries.withLock({ $0[key] }) { return hit }
     let view = object.rulesResource()
     entries.withLock {

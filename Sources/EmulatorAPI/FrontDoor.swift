@@ -26,7 +26,7 @@ public final class FrontDoor: HTTPHandler {
     if !host.isEmpty && (origin == "http://" + host || origin == "https://" + host) { return nil }
     return APIError(
       403, .forbidden, "\(head.method) \(head.rawPath) is refused from a web page of another origin (\(origin)).")
-      .response(firebase: false)
+      .response(.gcs)
   }
 
   /// Refused heads get the API's GCS-shaped errors.

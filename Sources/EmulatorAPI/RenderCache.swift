@@ -5,21 +5,24 @@ import EmulatorStorage
 /// percent-encoded links). An entry is valid only for metadata *equal* to what it was rendered
 /// from, so any change (a PATCH, a new generation, a token) misses and re-renders.
 final class RenderCache: Sendable {
+  /// The object (by its name's bytes: two names that differ only in Unicode normalisation are
+  /// two objects) and how it is rendered.
   struct Key: Hashable, Sendable {
     var bucket: String
-    /// By its bytes: two names that differ only in Unicode normalisation are two objects.
     var name: ObjectKey
-    var firebase: Bool
+    var rendering: Rendering
+
+    init(bucket: String, name: String, flavour: Flavour, baseURL: String, fields: Set<String>?) {
+      (self.bucket, self.name) = (bucket, ObjectKey(name))
+      rendering = Rendering(flavour: flavour, baseURL: baseURL, fields: fields)
+    }
+  }
+
+  /// What a rendering depends on besides the metadata: the flavour, the links' base, `fields=`.
+  struct Rendering: Hashable, Sendable {
+    var flavour: Flavour
     var baseURL: String
     var fields: Set<String>?
-
-    init(bucket: String, name: String, firebase: Bool, baseURL: String, fields: Set<String>?) {
-      self.bucket = bucket
-      self.name = ObjectKey(name)
-      self.firebase = firebase
-      self.baseURL = baseURL
-      self.fields = fields
-    }
   }
 
   private let entries = Locked<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])

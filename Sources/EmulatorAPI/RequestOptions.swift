@@ -8,13 +8,7 @@ enum RequestOptions {
 
   static func int64(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
     guard let text = query[name] else { return nil }
-    switch DecimalInteger.parse(text, allowNegative: true) {
-    case .success(let value): return value
-    case .failure(.outOfRange):
-      throw APIError(400, .invalid, "Invalid value for '\(name)': '\(text)' is out of range for a 64-bit integer.")
-    case .failure(.malformed):
-      throw APIError(400, .invalid, "Invalid value for '\(name)': '\(text)' is not an integer.")
-    }
+    return try integer(text, field: name)
   }
 
   /// `ifGenerationMatch`… from the query (also Python's `ifMetaGenerationNotMatch` spelling), and

@@ -1,6 +1,6 @@
 import EmulatorHTTP
 
-/// Which URL surface a request came in on; it decides the JSON flavour.
+/// Which URL surface a request came in on; it decides the JSON flavour (`Flavour`).
 public enum Surface: Sendable, Equatable, CaseIterable {
   /// `/b/...`: the design card's paths, what the Node GCS client calls. GCS flavour.
   case bare
@@ -13,8 +13,6 @@ public enum Surface: Sendable, Equatable, CaseIterable {
   case download
   /// `/v0/b/...`: the Firebase Storage API. Firebase flavour.
   case firebase
-
-  public var isFirebase: Bool { self == .firebase }
 }
 
 /// What a request path addresses.
@@ -46,12 +44,6 @@ public struct Route: Sendable, Equatable {
   /// Set when the raw object path ends in `/copyTo/b/{b}/o/{o}`, `/rewriteTo/b/{b}/o/{o}` or
   /// `/compose` (meaningful for POST only; other methods address the whole name).
   public var action: ObjectAction?
-
-  public init(surface: Surface, resource: Resource, action: ObjectAction? = nil) {
-    self.surface = surface
-    self.resource = resource
-    self.action = action
-  }
 
   /// Matches the raw (still percent-encoded) path, so `%2F` inside an object name is never taken
   /// for a separator. The object name is everything after `/o/`, decoded once; a raw `/` and `%2F`

@@ -21,7 +21,7 @@ extension StorageAPI {
   /// Answers a batch request (the whole body is within `maxMetadataBytes`, as `BodyLimits` gives).
   func batch(_ request: HTTPRequest) -> HTTPResponse {
     guard request.method == "POST" else {
-      return Self.notAllowed(request.method, "POST").response(firebase: false)
+      return Self.notAllowed(request.method, "POST").response(.gcs)
     }
     let body = request.bodyBytes()
     let parts: [MultipartRelated.Part]
@@ -31,10 +31,10 @@ extension StorageAPI {
         body, boundary: boundary,
         limits: .init(maxFirstPartBytes: limits.maxMetadataBytes, maxParts: Self.maxBatchParts, maxPartHeaderBytes: 8 * 1024))
     } catch {
-      return error.response(firebase: false)
+      return error.response(.gcs)
     }
     guard !parts.isEmpty else {
-      return APIError(400, .invalid, "A batch request needs at least one part.").response(firebase: false)
+      return APIError(400, .invalid, "A batch request needs at least one part.").response(.gcs)
     }
     let boundary = "batch_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     var out: [UInt8] = []
@@ -59,10 +59,10 @@ extension StorageAPI {
     do {
       request = try Self.batchRequest(bytes, host: host)
     } catch {
-      return error.response(firebase: false)
+      return error.response(.gcs)
     }
     if Self.isBatch(request.head) {
-      return APIError(400, .invalid, "A batch part cannot itself be a batch.").response(firebase: false)
+      return APIError(400, .invalid, "A batch part cannot itself be a batch.").response(.gcs)
     }
     let path = request.head.rawPath
     let media =
@@ -71,11 +71,11 @@ extension StorageAPI {
     guard !media, path.utf8.starts(with: "/storage/v1/".utf8) || path.utf8.starts(with: "/b/".utf8) else {
       return APIError(
         400, .invalid, "A batch part must be a JSON API call (/storage/v1/…); media uploads and downloads go one by one."
-      ).response(firebase: false)
+      ).response(.gcs)
     }
     guard request.body.count <= bodyLimit(for: request.head) else {
       return APIError(413, .uploadTooLarge, "The part's body is larger than this request may send.")
-        .response(firebase: false)
+        .response(.gcs)
     }
     return handle(request)
   }

@@ -50,7 +50,7 @@ extension StorageAPI {
 
   func deleteBucket(_ context: RequestContext) throws(APIError) -> HTTPResponse {
     try storage { () throws(StorageError) in try store.deleteBucket(context.bucket) }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 
   /// `GET /storage/v1/b/{bucket}/storageLayout`: buckets here have a flat namespace.

@@ -52,7 +52,7 @@ extension StorageAPI {
   /// A request refused or unreadable after its head arrived, in the flavour of its surface.
   public func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {
     APIError(error.status, Self.reason(forStatus: error.status), error.message)
-      .response(firebase: head.rawPath.utf8.starts(with: "/v0/".utf8))
+      .response(Flavour.of(rawPath: head.rawPath))
   }
 
   static func reason(forStatus status: Int) -> APIError.Reason {

@@ -8,7 +8,7 @@ extension StorageAPI {
     try authorizeList(context, bucket: bucket)
     let query = try RequestOptions.listQuery(context.query)
     let page = try storage { () throws(StorageError) in try store.list(bucket: bucket, query: query) }
-    return context.ok(context.route.surface.isFirebase ? context.json.firebaseList(page) : context.json.gcsList(page))
+    return context.ok(context.flavour.list(context.json, page))
   }
 
   func getMetadata(_ context: RequestContext) throws(APIError) -> HTTPResponse {
@@ -19,14 +19,14 @@ extension StorageAPI {
     var object = try storage { () throws(StorageError) in
       try store.metadata(bucket: bucket, name: name, conditions: conditions)
     }
-    if !context.route.surface.isFirebase, let generation = conditions.generation,
+    if context.flavour.readsNoncurrentVersions, let generation = conditions.generation,
       let version = store.noncurrentVersion(bucket: bucket, name: name, generation: generation)
     {
       var response = context.ok(context.json.gcsObject(version.object, timeDeleted: version.timeDeleted))
       response.headers.set("etag", version.object.etag)
       return response
     }
-    if context.route.surface.isFirebase && object.downloadTokens.isEmpty {
+    if context.flavour.usesDownloadTokens && object.downloadTokens.isEmpty {
       object = try storage { () throws(StorageError) in try store.ensureDownloadToken(bucket: bucket, name: name) }
     }
     return context.object(object, cache: renderCache)
@@ -43,25 +43,26 @@ extension StorageAPI {
 
   private func update(_ context: RequestContext, replace: Bool, responder: HTTPResponder) {
     let (bucket, name) = (context.bucket, context.name)
-    let firebase = context.route.surface.isFirebase
+    let flavour = context.flavour
     let patch: MetadataPatch
     let conditions: Preconditions
     do throws(APIError) {
       try Self.validate(name)
       let body = try RequestOptions.jsonObject(context.request.bodyBytes())
-      let options = MetadataPatch.Options(
-        replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase, newGeneration: false,
-        predefinedAcl: firebase ? nil : context.query["predefinedAcl"])
+      var options = flavour.patchOptions(replace: replace)
+      // A metadata update keeps the storage class (a rewrite changes it); `predefinedAcl` sets the ACL.
+      options.newGeneration = false
+      if flavour == .gcs { options.predefinedAcl = context.query["predefinedAcl"] }
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try storage { () throws(StorageError) in try MetadataPatch(json: body, options: options) }
       try authorizePatch(context, bucket: bucket, name: name, patch: patch)
     } catch {
-      return responder.reply(error.response(firebase: firebase))
+      return responder.reply(error.response(flavour))
     }
     store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
       switch result {
       case .success(let object): responder.reply { context.object(object, cache: renderCache) }
-      case .failure(let error): responder.reply(APIError(error).response(firebase: firebase))
+      case .failure(let error): responder.reply(APIError(error).response(flavour))
       }
     }
   }
@@ -72,6 +73,6 @@ extension StorageAPI {
     try authorizeDelete(context, bucket: bucket, name: name)
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     try storage { () throws(StorageError) in try store.delete(bucket: bucket, name: name, conditions: conditions) }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 }

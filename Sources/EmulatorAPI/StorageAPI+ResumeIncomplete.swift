@@ -7,9 +7,9 @@ extension StorageAPI {
   static func resumeIncomplete(_ requestHeaders: HTTPHeaders, _ headers: HTTPHeaders) -> HTTPResponse {
     var headers = headers
     guard requestHeaders["x-guploader-no-308"]?.trimmingASCIIWhitespace().lowercased() == "yes" else {
-      return HTTPResponse(status: 308, headers: headers)
+      return HTTPResponse(.permanentRedirect, headers: headers)
     }
     headers.set("x-http-status-code-override", "308")
-    return HTTPResponse(status: 200, headers: headers)
+    return HTTPResponse(.ok, headers: headers)
   }
 }

@@ -67,7 +67,7 @@ extension StorageAPI {
   /// A Firebase GET (metadata or download). A `token` that is one of the object's download
   /// tokens skips the rules.
   func authorizeRead(_ context: RequestContext, bucket: String, name: String) throws(APIError) {
-    guard context.route.surface.isFirebase, rules.isEnabled else { return }
+    guard context.flavour.checksRules, rules.isEnabled else { return }
     let object = existing(bucket, name)
     if let token = context.query["token"], let object, object.downloadTokens.contains(token) { return }
     try authorize(
@@ -78,7 +78,7 @@ extension StorageAPI {
   /// A Firebase list: the path is the prefix without its trailing `/`; with a delimiter the
   /// request also matches rules written for the files directly in that folder.
   func authorizeList(_ context: RequestContext, bucket: String) throws(APIError) {
-    guard context.route.surface.isFirebase, rules.isEnabled else { return }
+    guard context.flavour.checksRules, rules.isEnabled else { return }
     var prefix = Substring(context.query["prefix"] ?? "")
     while prefix.hasSuffix("/") { prefix = prefix.dropLast() }
     let path = prefix.isEmpty ? [] : Self.segments(String(prefix))
@@ -108,7 +108,7 @@ extension StorageAPI {
   func authorizePatch(_ context: RequestContext, bucket: String, name: String, patch: MetadataPatch)
     throws(APIError)
   {
-    guard context.route.surface.isFirebase, rules.isEnabled else { return }
+    guard context.flavour.checksRules, rules.isEnabled else { return }
     let current = existing(bucket, name)
     var proposed: RulesValue = .null
     if var after = current {
@@ -124,7 +124,7 @@ extension StorageAPI {
 
   /// A Firebase DELETE: `delete`, `resource` the object, `request.resource` null.
   func authorizeDelete(_ context: RequestContext, bucket: String, name: String) throws(APIError) {
-    guard context.route.surface.isFirebase, rules.isEnabled else { return }
+    guard context.flavour.checksRules, rules.isEnabled else { return }
     try authorize(
       .delete, bucket: bucket, path: Self.segments(name), authorization: context.request.headers["authorization"],
       resource: existing(bucket, name))

@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 
 /// Signed URLs and V4 POST policy form uploads (docs/PROTOCOL.md "Signed URLs").
@@ -50,7 +51,7 @@ extension StorageAPI {
   /// `x-goog-algorithm`, `x-goog-credential`, `x-goog-date`, `x-goog-signature`, then `file`).
   func postPolicyUpload(_ request: HTTPRequest) -> HTTPResponse {
     guard let bucket = Self.postPolicyBucket(request.head, virtualHost: limits.xmlVirtualHost) else {
-      return APIError(404, .notFound, "No bucket for this POST policy upload.").response(firebase: false)
+      return APIError(404, .notFound, "No bucket for this POST policy upload.").response(.gcs)
     }
     do throws(SignedURLError) {
       let form = try PostPolicyForm(contentType: request.headers["content-type"] ?? "", body: request.bodyBytes())
@@ -70,7 +71,7 @@ extension StorageAPI {
       guard SignedURLVerifier.parseV4Date(date) != nil, date.hasPrefix(credential.date) else {
         throw .invalid("x-goog-date must be YYYYMMDD'T'HHMMSS'Z' on the credential's date, got '\(date)'.")
       }
-      guard let signature = SignedURLVerifier.hexBytes(try form.required("x-goog-signature")) else {
+      guard let signature = Hex.decode(try form.required("x-goog-signature")) else {
         throw .invalid("x-goog-signature must be hexadecimal.")
       }
       if !signing.keys.isEmpty {
@@ -105,18 +106,18 @@ extension StorageAPI {
       let query =
         "bucket=\(URLCoding.encodeComponent(object.bucket))&key=\(URLCoding.encodeComponent(object.name))&etag=\(URLCoding.encodeComponent(etag))"
       let location = redirect + (redirect.contains("?") ? "&" : "?") + query
-      return HTTPResponse(status: 303, headers: ["location": location, "etag": etag])
+      return HTTPResponse(.seeOther, headers: ["location": location, "etag": etag])
     }
     switch form.fields["success_action_status"] {
-    case "200": return HTTPResponse(status: 200, headers: ["etag": etag])
+    case "200": return HTTPResponse(.ok, headers: ["etag": etag])
     case "201":
       let location =
         "http://\(host)/\(URLCoding.encodeComponent(object.bucket))/\(SignedURLVerifier.encode(object.name, keepSlash: true))"
       let body =
         "<?xml version='1.0' encoding='UTF-8'?><PostResponse><Location>\(SignedURLError.escape(location))</Location><Bucket>\(SignedURLError.escape(object.bucket))</Bucket><Key>\(SignedURLError.escape(object.name))</Key><ETag>\(SignedURLError.escape(etag))</ETag></PostResponse>"
       return HTTPResponse(
-        status: 201, headers: ["etag": etag, "content-type": "application/xml; charset=UTF-8"], body: Array(body.utf8))
-    default: return HTTPResponse(status: 204, headers: ["etag": etag])
+        .created, headers: ["etag": etag, "content-type": "application/xml; charset=UTF-8"], body: Array(body.utf8))
+    default: return HTTPResponse(.noContent, headers: ["etag": etag])
     }
   }
 

@@ -19,7 +19,7 @@ extension StorageAPI {
     let (object, data) = try storage { () throws(StorageError) in
       try store.open(bucket: bucket, name: name, conditions: conditions)
     }
-    if context.route.surface.isFirebase, let token = context.query["token"], !object.downloadTokens.contains(token) {
+    if context.flavour.usesDownloadTokens, let token = context.query["token"], !object.downloadTokens.contains(token) {
       throw APIError(403, .forbidden, "Permission denied: the download token does not match this object.")
     }
     return try media(object, data, requestHeaders: headers)
@@ -51,7 +51,7 @@ extension StorageAPI {
     let gzipStored = object.contentEncoding?.lowercased() == "gzip"
     let noTransform = object.cacheControl?.lowercased().contains("no-transform") ?? false
     if gzipStored && !noTransform && !Self.acceptsGzip(headers["accept-encoding"]) {
-      var transcoded = HTTPResponse(status: 200, headers: response)
+      var transcoded = HTTPResponse(.ok, headers: response)
       transcoded.bodyStream = GzipInflateStream(data)
       return transcoded
     }

@@ -10,7 +10,7 @@ extension StorageAPI {
   func upload(_ context: RequestContext) throws(APIError) -> HTTPResponse {
     let (bucket, pathName) = (context.bucket, context.objectName)
     let headers = context.request.headers
-    if context.route.surface.isFirebase {
+    if context.flavour.usesGoogUploadProtocol {
       let protocolName = headers["x-goog-upload-protocol"]?.lowercased() ?? "raw"
       switch protocolName {
       case "raw": return try simpleUpload(context, bucket: bucket, pathName: pathName)
@@ -38,10 +38,11 @@ extension StorageAPI {
   }
 
   func patchOptions(_ context: RequestContext, replace: Bool = false) -> MetadataPatch.Options {
-    let firebase = context.route.surface.isFirebase
-    return MetadataPatch.Options(
-      replace: replace, customTimeWritable: !firebase, tokensInCustomMetadata: !firebase,
-      predefinedAcl: firebase ? nil : context.query["predefinedAcl"] ?? context.query["destinationPredefinedAcl"])
+    var options = context.flavour.patchOptions(replace: replace)
+    if context.flavour == .gcs {
+      options.predefinedAcl = context.query["predefinedAcl"] ?? context.query["destinationPredefinedAcl"]
+    }
+    return options
   }
 
   /// GCS media upload and the Firebase raw upload: the body is the data.
@@ -96,24 +97,24 @@ extension StorageAPI {
     hashes: (md5: [UInt8]?, crc: UInt32?) = (nil, nil)
   ) throws(APIError) -> HTTPResponse {
     var patch = patch
-    let firebase = context.route.surface.isFirebase
+    let defaults = context.flavour.setsUploadDefaults
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty {
       patch.fields[.contentEncoding] = .set(encoding)
     }
-    if firebase && patch.fields[.contentDisposition] == nil {
+    if defaults && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
     }
-    if !firebase && patch.acl == nil, let predefined = context.query["predefinedAcl"] {
+    if context.flavour == .gcs && patch.acl == nil, let predefined = context.query["predefinedAcl"] {
       patch.acl = try storage { () throws(StorageError) in try AccessControl.predefined(predefined, scope: .object) }
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
-      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: firebase,
+      patch: patch, expectedMD5: hashes.md5, expectedCRC32C: hashes.crc, createDownloadToken: defaults,
       createsBucket: createsBucket(context.route.surface))
     // Taken only now: a spooled file handed over earlier would be left behind by an error above.
     // From here on it is removed on every failure (by the rules check when it denies, by the store).
     let data = source()
-    if firebase { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
+    if context.flavour.checksRules { try authorizeUpload(context, bucket: bucket, name: name, patch: patch, source: data) }
     let object = try storage { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: data, upload: upload, conditions: conditions)
     }
@@ -192,7 +193,7 @@ extension StorageAPI {
       contentType: type, firebase: false)
     let location =
       "\(context.json.baseURL)/upload/storage/v1/b/\(URLCoding.encodeComponent(bucket))/o?uploadType=resumable&name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)"
-    return HTTPResponse(status: 200, headers: ["location": location, "x-guploader-uploadid": session.id])
+    return HTTPResponse(.ok, headers: ["location": location, "x-guploader-uploadid": session.id])
   }
 
   /// Creates a resumable session that keeps the start's metadata document for the commit.
@@ -215,7 +216,7 @@ extension StorageAPI {
     let session = try storage { () throws(StorageError) in try sessions.session(id) }
     if context.method == "DELETE" {
       try storage { () throws(StorageError) in try sessions.cancel(id) }
-      return HTTPResponse(status: 204)
+      return HTTPResponse(.noContent)
     }
     if session.state == .final { return try finishedSession(context, session) }
     guard session.state == .active else {
@@ -276,7 +277,7 @@ extension StorageAPI {
     return try completeSession(context, current, hashes: hashes)
   }
 
-  private func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
+  func append(_ request: HTTPRequest, to id: String, at offset: Int64) throws(APIError) -> UploadSession {
     try storage { () throws(StorageError) in
       if let file = request.bodyFile {
         return try sessions.append(id, at: offset, file: file.path, allowOverlap: true)
@@ -287,7 +288,7 @@ extension StorageAPI {
 
   /// Commits a session's bytes as the object: the start's preconditions are checked again,
   /// atomically with the write.
-  private func completeSession(
+  func completeSession(
     _ context: RequestContext, _ session: UploadSession, hashes: (md5: [UInt8]?, crc: UInt32?)
   ) throws(APIError) -> HTTPResponse {
     let document = try RequestOptions.jsonObject(session.metadata)
@@ -317,171 +318,11 @@ extension StorageAPI {
   }
 
   /// A repeated final request: the object as it is now.
-  private func finishedSession(_ context: RequestContext, _ session: UploadSession) throws(APIError) -> HTTPResponse {
+  func finishedSession(_ context: RequestContext, _ session: UploadSession) throws(APIError) -> HTTPResponse {
     let object = try storage { () throws(StorageError) in try store.metadata(bucket: session.bucket, name: session.name)
     }
     var response = context.object(object)
     if session.firebase { response.headers.set("x-goog-upload-status", "final") }
     return response
-  }
-
-  // MARK: Firebase resumable (X-Goog-Upload)
-
-  private func startFirebaseResumable(_ context: RequestContext, bucket: String, pathName: String?) throws(APIError)
-    -> HTTPResponse
-  {
-    let headers = context.request.headers
-    let commands = Self.commands(headers)
-    guard commands.contains("start") else {
-      throw APIError(400, .invalid, "A resumable upload starts with X-Goog-Upload-Command: start.")
-    }
-    let document = try RequestOptions.jsonObject(context.request.bodyBytes())
-    guard let name = pathName ?? context.query["name"] ?? document["name"]?.stringValue else {
-      throw APIError(400, .required, "Object name is required: give it in the path or as ?name=….")
-    }
-    try Self.validate(name)
-    try storage { () throws(StorageError) in
-      try MetadataPatch(json: document, options: patchOptions(context)).checkCustomMetadataSize()
-    }
-    let conditions = try RequestOptions.preconditions(context.query, headers, read: false)
-    try storage { () throws(StorageError) in try store.checkWrite(bucket: bucket, name: name, conditions: conditions) }
-    let lengthText = headers["x-goog-upload-header-content-length"] ?? headers["x-goog-upload-content-length"]
-    var expected: Int64?
-    if let lengthText, !lengthText.isEmpty {
-      expected = try RequestOptions.byteCount(
-        lengthText, header: "X-Goog-Upload-Content-Length", limit: limits.maxUploadBytes)
-    }
-    var type = try Self.contentTypeHeader(headers, "x-goog-upload-header-content-type")
-    if type == nil { type = try Self.contentTypeHeader(headers, "x-goog-upload-content-type") }
-    let session = try startSession(
-      bucket: bucket, name: name, document: document, conditions: conditions, expectedSize: expected,
-      contentType: type, firebase: true, authorization: headers["authorization"])
-    let url =
-      "\(context.json.baseURL)/v0/b/\(URLCoding.encodeComponent(bucket))/o?name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)&upload_protocol=resumable"
-    return HTTPResponse(
-      status: 200,
-      headers: [
-        "x-goog-upload-status": "active", "x-goog-upload-url": url, "x-goog-upload-control-url": url,
-        "x-goog-upload-chunk-granularity": "262144", "x-guploader-uploadid": session.id,
-      ])
-  }
-
-  static func commands(_ headers: HTTPHeaders) -> [String] {
-    (headers["x-goog-upload-command"] ?? "").split(separator: ",").map {
-      $0.trimmingCharacters(in: .whitespaces).lowercased()
-    }.filter { !$0.isEmpty }
-  }
-
-  /// A request to a Firebase upload URL: `upload`, `finalize` (combinable), `query`, `cancel`.
-  func firebaseResumableCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let id = context.query["upload_id"] ?? ""
-    let commands = Self.commands(context.request.headers)
-    guard !commands.isEmpty else {
-      throw APIError(400, .invalid, "X-Goog-Upload-Command is required (upload, finalize, query or cancel).")
-    }
-    var session = try storage { () throws(StorageError) in try sessions.session(id) }
-    func status(_ code: Int, _ state: UploadSession.State, _ received: Int64, _ extra: APIError? = nil) -> HTTPResponse
-    {
-      var headers: HTTPHeaders = [
-        "x-goog-upload-status": state.rawValue, "x-goog-upload-size-received": String(received),
-      ]
-      if let extra {
-        var response = extra.response(firebase: true)
-        for field in headers { response.headers.set(field.name, field.value) }
-        return response
-      }
-      headers.add("content-type", "text/plain")
-      return HTTPResponse(status: code, headers: headers)
-    }
-    if commands.contains("query") {
-      return status(200, session.state, session.received)
-    }
-    if commands.contains("cancel") {
-      try storage { () throws(StorageError) in try sessions.cancel(id) }
-      return status(200, .cancelled, session.received)
-    }
-    if session.state == .final { return try finishedSession(context, session) }
-    if session.denied { throw Self.denied(.create, headers: ["x-goog-upload-status": "final"]) }
-    guard session.state == .active else {
-      return status(400, session.state, session.received, APIError(400, .invalid, "The upload was cancelled."))
-    }
-    if commands.contains("upload") {
-      guard let offsetText = context.request.headers["x-goog-upload-offset"] else {
-        return status(
-          400, .active, session.received, APIError(400, .required, "X-Goog-Upload-Offset is required with 'upload'."))
-      }
-      let offset: Int64
-      do throws(APIError) {
-        offset = try RequestOptions.byteCount(offsetText, header: "X-Goog-Upload-Offset", limit: limits.maxUploadBytes)
-        let (end, overflow) = offset.addingReportingOverflow(Int64(context.request.bodyCount))
-        guard !overflow && end <= Int64(limits.maxUploadBytes) else {
-          throw APIError(413, .uploadTooLarge, "The upload would grow past the \(limits.maxUploadBytes)-byte limit.")
-        }
-      } catch {
-        return status(error.status, .active, session.received, error)
-      }
-      guard offset == session.received else {
-        // Never appended blindly: the client queries and resumes from the true count.
-        return status(
-          400, .active, session.received,
-          APIError(
-            400, .invalid,
-            "X-Goog-Upload-Offset is \(offset) but \(session.received) bytes have been received; resume from \(session.received)."
-          ))
-      }
-      let request = context.request
-      do {
-        session = try storage { () throws(StorageError) in
-          if let file = request.bodyFile {
-            return try sessions.append(id, at: offset, file: file.path, allowOverlap: false)
-          }
-          return try sessions.append(id, at: offset, bytes: request.body, allowOverlap: false)
-        }
-      } catch {
-        let current = (try? sessions.session(id))?.received ?? session.received
-        return status(error.status, .active, current, error)
-      }
-    }
-    guard commands.contains("finalize") else { return status(200, .active, session.received) }
-    if let expected = session.expectedSize, expected != session.received {
-      return status(
-        400, .active, session.received,
-        APIError(400, .invalid, "The upload announced \(expected) bytes but \(session.received) were received."))
-    }
-    return try completeSession(context, session, hashes: (nil, nil))
-  }
-
-  /// Renders a parsed JSON value back to text (session metadata is kept as JSON).
-  static func write(_ value: JSONValue, into json: inout JSONWriter) {
-    value.write(into: &json)
-  }
-
-  // MARK: Firebase download tokens
-
-  /// `POST /v0/b/{b}/o/{name}?create_token=true` and `?delete_token=T`, for admin credentials
-  /// (`Authorization: Bearer owner` or `Firebase owner`, the Firebase emulator's convention).
-  func tokenCommand(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-    let (bucket, name) = (context.bucket, context.name)
-    let authorization = context.request.headers["authorization"] ?? ""
-    guard authorization == "Bearer owner" || authorization == "Firebase owner" else {
-      throw APIError(403, .forbidden, "Missing admin credentials: send Authorization: Bearer owner.")
-    }
-    if let create = context.query["create_token"] {
-      guard create == "true" else {
-        throw APIError(400, .invalid, "create_token must be 'true', got '\(create)'.")
-      }
-      let object = try storage { () throws(StorageError) in
-        try store.updateTokens(bucket: bucket, name: name) { $0 + [UUID().uuidString.lowercased()] }
-      }
-      return context.object(object)
-    }
-    let token = context.query["delete_token"] ?? ""
-    let object = try storage { () throws(StorageError) in
-      try store.updateTokens(bucket: bucket, name: name) { tokens in
-        let kept = tokens.filter { $0 != token }
-        return kept.isEmpty ? [UUID().uuidString.lowercased()] : kept
-      }
-    }
-    return context.object(object)
   }
 }

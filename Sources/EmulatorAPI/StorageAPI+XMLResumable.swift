@@ -53,6 +53,6 @@ extension StorageAPI {
     let base = "http://" + (headers["host"] ?? "127.0.0.1")
     let location =
       "\(base)/upload/storage/v1/b/\(URLCoding.encodeComponent(bucket))/o?uploadType=resumable&name=\(URLCoding.encodeComponent(name))&upload_id=\(session.id)"
-    return HTTPResponse(status: 201, headers: ["location": location, "x-guploader-uploadid": session.id])
+    return HTTPResponse(.created, headers: ["location": location, "x-guploader-uploadid": session.id])
   }
 }

@@ -62,7 +62,7 @@ public final class StorageAPI: HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int { bodyLimit(for: head, in: table) }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-    APIError(error.status, Self.reason(forStatus: error.status), error.message).response(firebase: false)
+    APIError(error.status, Self.reason(forStatus: error.status), error.message).response(.gcs)
   }
 
   /// Answers a request where the caller is, through `start` (blocking work runs inline).
@@ -77,13 +77,13 @@ public final class StorageAPI: HTTPHandler {
     case .path(let candidates):
       guard let entry = table.first(candidates, method: request.method, flags: []) else {
         let allow = table.methods(candidates, flags: []).joined(separator: ", ")
-        return .respond(Self.notAllowed(request.method, allow).response(firebase: false))
+        return .respond(Self.notAllowed(request.method, allow).response(.gcs))
       }
       if let refusal = FrontDoor.crossSiteRefusal(request.head) { return .respond(refusal) }
       return run(entry, request)
     case .postPolicy:
       guard let entry = table.first(table.postPolicyEntries, method: request.method, flags: []) else {
-        return .respond(HTTPResponse(status: 404))
+        return .respond(HTTPResponse(.notFound))
       }
       return run(entry, request)
     case .xml(let route):
@@ -91,7 +91,7 @@ public final class StorageAPI: HTTPHandler {
     case .xmlFailure(let error):
       return .respond(error.response)
     case .none(let error):
-      return .respond(error.response(firebase: request.head.rawPath.utf8.starts(with: "/v0/".utf8)))
+      return .respond(error.response(Flavour.of(rawPath: request.head.rawPath)))
     case .storage(let route):
       return startStorage(request, route, in: table)
     }
@@ -103,7 +103,7 @@ public final class StorageAPI: HTTPHandler {
     case .request(let handler): return Self.handling(entry.execution) { handler(request) }
     case .requestLater(let start): return .deferred { start(request, $0) }
     case .api(let handler): return Self.handling(entry.execution) { [self] in handler(self)(request) }
-    case .json, .jsonLater, .xml: return .respond(HTTPResponse(status: 500))
+    case .json, .jsonLater, .xml: return .respond(HTTPResponse(.internalServerError))
     }
   }
 
@@ -114,11 +114,11 @@ public final class StorageAPI: HTTPHandler {
     case .success(let prepared): context = prepared
     case .failure(let failure): return .respond(failure.response)
     }
-    let firebase = route.surface.isFirebase
+    let flavour = route.surface.flavour
     if case .object(let bucket, let name) = route.resource, name.isEmpty {
       return .respond(
         APIError(404, .notFound, "No such object: \(bucket)/ (an object name cannot be empty).")
-          .response(firebase: firebase))
+          .response(flavour))
     }
     let kind = route.resource.kind
     let candidates = table.storageEntries(route.surface, kind)
@@ -126,27 +126,34 @@ public final class StorageAPI: HTTPHandler {
       request.head, context.query, route, testing: table.storageFlagsTested(route.surface, kind))
     guard let entry = table.first(candidates, method: context.method, flags: flags) else {
       let allow = table.methods(candidates, flags: flags).joined(separator: ", ")
-      return .respond(Self.notAllowed(context.method, allow).response(firebase: firebase))
+      return .respond(Self.notAllowed(context.method, allow).response(flavour))
     }
     switch entry.handler {
     case .json(let handler):
-      return Self.handling(entry.execution) { [self] in
-        do throws(APIError) {
-          return try handler(self)(context)
-        } catch {
-          return error.response(firebase: firebase)
-        }
-      }
+      // Answered here without building an escaping closure: this is the GET hot path.
+      if entry.execution == .memory { return .respond(answer(handler, context)) }
+      return .blocking { [self] in answer(handler, context) }
     case .jsonLater(let start):
       return .deferred { [self] in start(self)(context, $0) }
     case .request, .requestLater, .api, .xml:
-      return .respond(HTTPResponse(status: 500))
+      return .respond(HTTPResponse(.internalServerError))
+    }
+  }
+
+  /// A JSON handler's response, its error in the surface's flavour.
+  private func answer(
+    _ handler: @Sendable (StorageAPI) -> (RequestContext) throws(APIError) -> HTTPResponse, _ context: RequestContext
+  ) -> HTTPResponse {
+    do throws(APIError) {
+      return try handler(self)(context)
+    } catch {
+      return error.response(context.flavour)
     }
   }
 
   /// Signed URLs and query parsing: what every JSON-surface request needs before its handler.
   private func prepare(_ request: HTTPRequest, _ route: Route) -> Result<RequestContext, ResponseFailure> {
-    if !route.surface.isFirebase, let failure = signedURLFailure(request, xml: false) {
+    if route.surface.flavour.checksSignedURLs, let failure = signedURLFailure(request, xml: false) {
       return .failure(ResponseFailure(failure))
     }
     do {
@@ -157,10 +164,9 @@ public final class StorageAPI: HTTPHandler {
           baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
       context.json.full = query["projection"] == "full"
-      context.method = Self.effectiveMethod(request.head)
       return .success(context)
     } catch {
-      return .failure(ResponseFailure(error.response(firebase: route.surface.isFirebase)))
+      return .failure(ResponseFailure(error.response(route.surface.flavour)))
     }
   }
 
@@ -192,9 +198,8 @@ public final class StorageAPI: HTTPHandler {
     }
   }
 
-  /// Whether a write on this surface creates a missing bucket (Firebase always does, as its
-  /// emulator creates the default bucket; GCS surfaces only with `lenientBuckets`).
-  func createsBucket(_ surface: Surface) -> Bool { surface.isFirebase || limits.lenientBuckets }
+  /// Whether a write on this surface creates a missing bucket (`Flavour.createsBucket`).
+  func createsBucket(_ surface: Surface) -> Bool { surface.flavour.createsBucket(lenient: limits.lenientBuckets) }
 
   static func notAllowed(_ method: String, _ allow: String) -> APIError {
     APIError(
@@ -239,15 +244,11 @@ struct RequestContext: Sendable {
   var route: Route
   var query: QueryParameters
   var json: ResourceJSON
-  var method: String
+  /// The method after `X-HTTP-Method-Override`: the one the route table matched.
+  var method: String { StorageAPI.effectiveMethod(request.head) }
 
-  init(request: HTTPRequest, route: Route, query: QueryParameters, json: ResourceJSON) {
-    self.request = request
-    self.route = route
-    self.query = query
-    self.json = json
-    self.method = request.method
-  }
+  /// Firebase or GCS: what the answer looks like and which rules apply.
+  var flavour: Flavour { route.surface.flavour }
 
   /// The bucket in the path ("" for the bucket collection).
   var bucket: String {
@@ -271,18 +272,18 @@ struct RequestContext: Sendable {
   func ok(_ body: [UInt8], headers: HTTPHeaders = [:]) -> HTTPResponse {
     var headers = headers
     headers.set("content-type", "application/json; charset=UTF-8")
-    return HTTPResponse(status: 200, headers: headers, body: body)
+    return HTTPResponse(.ok, headers: headers, body: body)
   }
 
   /// An object resource in the surface's flavour, with its ETag; rendered once per version of
   /// the metadata when a cache is given.
   func object(_ object: ObjectMetadata, cache: RenderCache? = nil) -> HTTPResponse {
-    let firebase = route.surface.isFirebase
+    let flavour = self.flavour
     let json = self.json
-    let render = { (object: ObjectMetadata) in firebase ? json.firebaseObject(object) : json.gcsObject(object) }
+    let render = { (object: ObjectMetadata) in flavour.object(json, object) }
     guard let cache, !json.full else { return ok(render(object), headers: ["etag": object.etag]) }
     let key = RenderCache.Key(
-      bucket: object.bucket, name: object.name, firebase: firebase, baseURL: json.baseURL, fields: json.fields)
+      bucket: object.bucket, name: object.name, flavour: flavour, baseURL: json.baseURL, fields: json.fields)
     let cached = cache.body(for: object, key: key, render: render)
     return ok(cached.body, headers: ["etag": cached.etag])
   }

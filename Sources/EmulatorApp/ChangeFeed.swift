@@ -8,13 +8,10 @@ import EmulatorStorage
 /// to reload (`"reload": true`). Recording a change never blocks: waiting polls are answered on a
 /// Dispatch worker.
 final class ChangeFeed: Sendable {
+  /// A change as the store reported it, numbered.
   struct Entry: Sendable {
     var seq: Int
-    var kind: StoreChangeKind
-    var bucket: String
-    var name: String
-    var generation: Int64
-    var metageneration: Int64
+    var change: StoreChange
   }
 
   private struct Waiter {
@@ -52,10 +49,7 @@ final class ChangeFeed: Sendable {
 
   func record(_ change: StoreChange) {
     let woken = state.withLock { state -> [Waiter] in
-      state.entries.append(
-        Entry(
-          seq: state.next, kind: change.kind, bucket: change.object.bucket, name: change.object.name,
-          generation: change.object.generation, metageneration: change.object.metageneration))
+      state.entries.append(Entry(seq: state.next, change: change))
       state.next += 1
       // Trimmed in batches (up to twice the capacity is kept), so recording stays O(1) amortised.
       if state.entries.count >= 2 * capacity { state.entries.removeFirst(state.entries.count - capacity) }
@@ -122,11 +116,12 @@ final class ChangeFeed: Sendable {
     for entry in entries {
       json.beginObject()
       json.raw("seq", String(entry.seq))
-      json.string("kind", entry.kind.rawValue)
-      json.string("bucket", entry.bucket)
-      json.string("name", entry.name)
-      json.integerString("generation", entry.generation)
-      json.integerString("metageneration", entry.metageneration)
+      let object = entry.change.object
+      json.string("kind", entry.change.kind.rawValue)
+      json.string("bucket", object.bucket)
+      json.string("name", object.name)
+      json.integerString("generation", object.generation)
+      json.integerString("metageneration", object.metageneration)
       json.endObject()
     }
     json.endArray()

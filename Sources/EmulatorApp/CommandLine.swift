@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import EmulatorStorage
 import Foundation
@@ -9,160 +10,87 @@ import Logging
   import Darwin
 #endif
 
-/// The `storage-emulator` command: serving is the default action.
+/// `storage-emulator [serve] [options]` and `storage-emulator health`, through swift-argument-parser
+/// (help, `--version`, usage errors with exit code 64). The serve options are not declared one by
+/// one here: `EmulatorConfiguration.options` lists them, reads them from flags, the environment and
+/// the config file, and writes their `--help`.
+public struct StorageEmulatorCommand: ParsableCommand {
+  public static let configuration = CommandConfiguration(
+    commandName: "storage-emulator",
+    abstract: "A local emulator of Cloud Storage: Firebase Storage /v0, the GCS JSON API and the XML API.",
+    discussion: "serve (the default) takes these options:\n\n" + EmulatorConfiguration.optionsHelp,
+    version: "storage-emulator \(CommandLineTool.version)",
+    subcommands: [Serve.self, Health.self],
+    defaultSubcommand: Serve.self
+  )
+
+  public init() {}
+}
+
+/// `storage-emulator serve`: every option of `EmulatorConfiguration.options`.
+struct Serve: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Serve the emulator (the default subcommand).",
+    discussion: EmulatorConfiguration.optionsHelp
+  )
+
+  @Argument(parsing: .allUnrecognized, help: "the options listed above")
+  var options: [String] = []
+
+  /// A bad option throws `ValidationError`: the message and the usage line, exit code 64.
+  func run() throws {
+    CommandLineTool.serve(try configuration())
+  }
+
+  private func configuration() throws -> EmulatorConfiguration {
+    do {
+      return try CommandLineTool.parse(options)
+    } catch {
+      throw ValidationError(error.message)
+    }
+  }
+}
+
+/// `storage-emulator health`: exit 0 when a running emulator answers `GET /internal/health` with 200.
+struct Health: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Exit 0 when the emulator at HOST:PORT answers GET /internal/health with 200, 1 otherwise."
+  )
+
+  @Option(help: "the emulator's address") var host = "127.0.0.1"
+  @Option(help: "the emulator's port (1...65535)") var port = 9199
+
+  func validate() throws {
+    guard (1...65535).contains(port) else { throw ValidationError("--port must be 1...65535, got \(port)") }
+  }
+
+  func run() throws {
+    throw ExitCode(HealthCheck.run(host: host, port: port))
+  }
+}
+
+/// Start-up and shutdown of `serve`.
 public enum CommandLineTool {
   public static let version = "0.1.0"
 
-  static let usage = """
-    Usage: storage-emulator [serve] [options]
-           storage-emulator health [--host HOST] [--port PORT]   (exit 0 when GET /internal/health is 200)
-
-    A local emulator of Cloud Storage: the Firebase Storage /v0 API and the GCS JSON API.
-
-    Options:
-      --host HOST          address to listen on (default 127.0.0.1)
-      --port PORT          port (default 9199; 0 picks a free port)
-      --data-dir DIR       data folder (default ./storage-emulator-data)
-      --in-memory          keep everything in memory; nothing is written to disk
-      --fsync              sync to disk before acknowledging writes
-      --strict-buckets     refuse uploads to buckets that were not created first, on
-                           every surface (Firebase /v0 included)
-      --lenient-buckets    a write on a GCS surface to a missing bucket creates it
-                           (default: 404 as on GCS; Firebase /v0 always creates it)
-      --xml-virtual-host H the XML API answers Host: <bucket>.H (default localhost)
-      --bucket NAME        create this bucket at start-up (repeatable)
-      --signing-key FILE   verify signed URLs with this RSA key: PEM public key, PEM
-                           certificate or service-account JSON (repeatable)
-      --hmac-key ID:SECRET verify GOOG4-HMAC-SHA256 signed URLs with this HMAC key (repeatable)
-      --cors-origin ORIGIN allow this web origin (scheme://host[:port], or *) besides the
-                           loopback ones (repeatable; also STORAGE_EMULATOR_CORS_ORIGINS)
-      --allowed-host NAME  answer requests whose Host is NAME (repeatable; * for any); by
-                           default, on a loopback address, only localhost and IP addresses
-                           (also STORAGE_EMULATOR_ALLOWED_HOSTS)
-      --seed DIR           load DIR at start-up: DIR/<bucket>/<object path>; NAME.meta.json
-                           beside a file holds its metadata (idempotent)
-      --import DIR         load a Firebase emulator export (firebase-export-metadata.json,
-                           storage_export/) at start-up
-      --export-on-exit DIR write a Firebase emulator export to DIR on a clean stop
-      --webhook URL        POST a CloudEvent for every change to URL (http only; repeatable)
-      --log-level LEVEL    trace, debug, info (one line per request), notice (default),
-                           warning, error or critical (env STORAGE_EMULATOR_LOG_LEVEL)
-      --log-format FORMAT  text (default) or json (env STORAGE_EMULATOR_LOG_FORMAT)
-      --rules FILE         enforce these Firebase security rules on /v0 (reloaded when
-                           the file changes); without rules everything is allowed
-      --firebase-json FILE take the rules from this firebase.json's "storage" section
-      --upload-session-ttl SECONDS
-                           resumable sessions untouched this long expire (default 86400)
-      --max-upload-sessions N
-                           open resumable sessions at most (default 1000; 429 past it)
-      --config FILE        read settings from FILE (see config/storage-emulator.toml);
-                           the environment overrides it, flags override both
-      --version            print the version
-      -h, --help           print this help
-    """
-
-  /// Parses arguments (without the program name) into a configuration.
+  /// The configuration of `serve` with these arguments (without the program name and `serve`).
   public static func parse(
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
-  ) throws(ConfigurationError) -> EmulatorConfiguration? {
-    var args = arguments[...]
-    if args.first == "serve" { args = args.dropFirst() }
-    // The config file first, so that flags override it whatever their order.
-    var configuration = EmulatorConfiguration()
-    if let index = args.firstIndex(of: "--config") {
-      guard index + 1 < args.endIndex else { throw ConfigurationError("--config needs a file") }
-      let path = args[index + 1]
-      guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-        throw ConfigurationError("cannot read the config file '\(path)'")
-      }
-      try configuration.apply(configFile: text, name: path)
-    }
-    if let level = environment["STORAGE_EMULATOR_LOG_LEVEL"], !level.isEmpty {
-      configuration.logLevel = try Logger.Level.parse(level)
-    }
-    if let format = environment["STORAGE_EMULATOR_LOG_FORMAT"], !format.isEmpty {
-      configuration.logFormat = try LogFormat.parse(format)
-    }
-    try configuration.apply(environment: environment)
-    var flagBuckets: [String] = []
-    var flagWebhooks: [String] = []
-    var flagHosts: [String] = []
-    while let argument = args.first {
-      args = args.dropFirst()
-      func value() throws(ConfigurationError) -> String {
-        guard let next = args.first else { throw ConfigurationError("\(argument) needs a value") }
-        args = args.dropFirst()
-        return next
-      }
-      switch argument {
-      case "-h", "--help": return nil
-      case "--version":
-        say("storage-emulator \(version)")
-        exit(0)
-      case "--config": _ = try value()
-      case "--host": configuration.server.host = try value()
-      case "--port":
-        let text = try value()
-        guard let port = Int(text), (0...65535).contains(port) else {
-          throw ConfigurationError("--port must be 0...65535, got '\(text)'")
-        }
-        configuration.server.port = port
-      case "--data-dir": configuration.dataDirectory = try value()
-      case "--in-memory": configuration.inMemory = true
-      case "--fsync": configuration.fsync = true
-      case "--strict-buckets": configuration.strictBuckets = true
-      case "--lenient-buckets": configuration.api.lenientBuckets = true
-      case "--xml-virtual-host": configuration.api.xmlVirtualHost = try value()
-      case "--bucket": flagBuckets.append(try value())
-      case "--signing-key": configuration.signingKeyFiles.append(try value())
-      case "--hmac-key": configuration.hmacKeys.append(try value())
-      case "--cors-origin": try configuration.addOrigins([try value()])
-      case "--allowed-host": flagHosts.append(try value())
-      case "--seed": configuration.seedDirectory = try value()
-      case "--import": configuration.importDirectory = try value()
-      case "--export-on-exit": configuration.exportOnExit = try value()
-      case "--webhook":
-        let url = try value()
-        guard WebhookDispatcher.Endpoint(url) != nil else {
-          throw ConfigurationError("--webhook needs an http://host[:port][/path] URL, got '\(url)'")
-        }
-        flagWebhooks.append(url)
-      case "--log-level": configuration.logLevel = try Logger.Level.parse(try value())
-      case "--log-format": configuration.logFormat = try LogFormat.parse(try value())
-      case "--rules": configuration.rulesFile = try value()
-      case "--firebase-json": configuration.firebaseJSON = try value()
-      case "--upload-session-ttl":
-        try configuration.set("upload_session_ttl_seconds", integer(argument, try value()))
-      case "--max-upload-sessions": try configuration.set("max_upload_sessions", integer(argument, try value()))
-      default: throw ConfigurationError("unknown argument '\(argument)' (see --help)")
-      }
-    }
-    configuration.buckets += flagBuckets
-    try configuration.addAllowedHosts(flagHosts)
-    if !flagWebhooks.isEmpty { configuration.webhooks = flagWebhooks }
-    return configuration
+  ) throws(ConfigurationError) -> EmulatorConfiguration {
+    try EmulatorConfiguration.resolve(arguments: arguments, environment: environment)
   }
 
-  private static func integer(_ flag: String, _ text: String) throws(ConfigurationError) -> ConfigValue {
-    guard let number = Int(text) else { throw ConfigurationError("\(flag) needs an integer, got '\(text)'") }
-    return .integer(number)
-  }
-
-  /// Runs the command; never returns.
+  /// Runs the command line; never returns.
   public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
-    if arguments.first == "health" { exit(HealthCheck.run(Array(arguments.dropFirst()))) }
-    ShutdownSignals.block()
-    let configuration: EmulatorConfiguration
-    do {
-      guard let parsed = try parse(arguments) else {
-        say(usage)
-        exit(0)
-      }
-      configuration = parsed
-    } catch {
-      FileHandle.standardError.write(Data("storage-emulator: \(error.message)\n".utf8))
-      exit(2)
-    }
+    // First thing, before parsing starts any thread (see ShutdownSignals); not for `health`,
+    // which Ctrl-C should stop.
+    if arguments.first != "health" { ShutdownSignals.block() }
+    StorageEmulatorCommand.main(arguments)
+    exit(0)
+  }
+
+  /// Runs the emulator until SIGINT/SIGTERM; never returns.
+  static func serve(_ configuration: EmulatorConfiguration) -> Never {
     let sink = LogSink.standardError()
     let logger = Logger(label: "storage-emulator") { _ in
       EmulatorLogHandler(level: configuration.logLevel, format: configuration.logFormat, sink: sink)

@@ -7,9 +7,6 @@ import Foundation
 /// `STORAGE_EMULATOR_ALLOWED_HOSTS`, comma-separated) and flags (`--cors-origin`,
 /// `--allowed-host`, repeatable). Each source adds to the others.
 extension EmulatorConfiguration {
-  public static let corsOriginsVariable = "STORAGE_EMULATOR_CORS_ORIGINS"
-  public static let allowedHostsVariable = "STORAGE_EMULATOR_ALLOWED_HOSTS"
-
   /// Adds origins (`scheme://host[:port]`, `null` or `*`); a malformed one is an error naming it.
   public mutating func addOrigins(_ values: [String]) throws(ConfigurationError) {
     for value in values {
@@ -29,15 +26,6 @@ extension EmulatorConfiguration {
       throw ConfigurationError("allowed host \(error.description)")
     }
     allowedHosts += values
-  }
-
-  /// Applies the environment variables, if set.
-  public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
-    func list(_ name: String) -> [String] {
-      (environment[name] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-    }
-    try addOrigins(list(Self.corsOriginsVariable))
-    try addAllowedHosts(list(Self.allowedHostsVariable))
   }
 
   /// What the HTTP layer's `CrossOriginHandler` applies for this configuration: the Host check is

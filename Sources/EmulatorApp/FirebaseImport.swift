@@ -24,14 +24,8 @@ struct FirebaseImport {
     let storage = try Self.storageFolder(directory)
     var summary = FirebaseExport.Summary()
     let bucketsPath = storage + "/buckets.json"
-    guard let bucketsData = FileManager.default.contents(atPath: bucketsPath) else {
+    guard let bucketList = try SeedLoader.jsonFile(bucketsPath, prefix: "--import: ") else {
       throw StorageError.invalid("--import: no \(bucketsPath) (not a Firebase emulator export)")
-    }
-    let bucketList: JSONValue
-    do {
-      bucketList = try JSONValue.parse(Array(bucketsData))
-    } catch {
-      throw StorageError.invalid("--import: \(bucketsPath) is not JSON: \(error)")
     }
     guard case .array(let entries)? = bucketList["buckets"] else {
       throw StorageError.invalid("--import: \(bucketsPath) has no \"buckets\" array")
@@ -77,10 +71,7 @@ struct FirebaseImport {
   static func storageFolder(_ directory: String) throws(StorageError) -> String {
     let root = URL(fileURLWithPath: directory).standardizedFileURL.path
     guard SeedLoader.isDirectory(root) else { throw StorageError.invalid("--import: '\(directory)' is not a folder") }
-    if let data = FileManager.default.contents(atPath: root + "/" + FirebaseExport.metadataFile) {
-      guard let document = try? JSONValue.parse(Array(data)) else {
-        throw StorageError.invalid("--import: \(root)/\(FirebaseExport.metadataFile) is not JSON")
-      }
+    if let document = try SeedLoader.jsonFile(root + "/" + FirebaseExport.metadataFile, prefix: "--import: ") {
       guard let path = document["storage"]?["path"]?.stringValue else {
         throw StorageError.invalid("--import: \(root)/\(FirebaseExport.metadataFile) names no storage export")
       }
@@ -108,13 +99,7 @@ struct FirebaseImport {
   /// Imports one object; returns its size, or nil when the same object is already there.
   private func importObject(metadata path: String, blob: String) throws(StorageError) -> Int64? {
     guard FileManager.default.fileExists(atPath: blob) else { throw StorageError.invalid("no blob at \(blob)") }
-    guard let data = FileManager.default.contents(atPath: path) else { throw StorageError.io("cannot read it") }
-    let document: JSONValue
-    do {
-      document = try JSONValue.parse(Array(data))
-    } catch {
-      throw StorageError.invalid("not JSON: \(error)")
-    }
+    guard let document = try SeedLoader.jsonFile(path) else { throw StorageError.io("cannot read \(path)") }
     var template = try Self.template(document)
     var info = stat()
     guard stat(blob, &info) == 0 else { throw StorageError.io("cannot read \(blob)") }
@@ -125,19 +110,7 @@ struct FirebaseImport {
     {
       return nil
     }
-    let source: ObjectStore.DataSource
-    if size <= 1 << 20 {
-      guard let bytes = FileManager.default.contents(atPath: blob) else { throw StorageError.io("cannot read \(blob)") }
-      source = .bytes(Array(bytes))
-    } else {
-      let copy = spoolDirectory + "/import-" + UUID().uuidString
-      do {
-        try FileManager.default.copyItem(atPath: blob, toPath: copy)
-      } catch {
-        throw StorageError.io("cannot copy \(blob): \(error.localizedDescription)")
-      }
-      source = .file(copy)
-    }
+    let source = try SeedLoader.dataSource(blob, size: size, spoolDirectory: spoolDirectory, prefix: "import-")
     template.size = size
     let restored = try store.restore(template, source: source)
     return restored.size

@@ -84,17 +84,28 @@ public final class Maintenance: Sendable {
     } catch {
       return APIError(400, .invalid, "The export request body is not JSON: \(error)").response(firebase: false)
     }
-    do throws(StorageError) {
+    return countsResponse(path: URL(fileURLWithPath: path).standardizedFileURL.path) { () throws(StorageError) in
       let started = DispatchTime.now().uptimeNanoseconds
       let summary = try export(to: path)
       let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-      log("export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))")
+      log(
+        "export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))"
+      )
+      return [("objects", Int64(summary.objects)), ("buckets", Int64(summary.buckets)), ("bytes", summary.bytes)]
+    }
+  }
+
+  /// Runs a maintenance step and answers what it counted as one JSON object (after `path`, when
+  /// given), or the store's error.
+  private func countsResponse(
+    path: String? = nil, _ step: () throws(StorageError) -> [(String, Int64)]
+  ) -> HTTPResponse {
+    do throws(StorageError) {
+      let counts = try step()
       var json = JSONWriter()
       json.beginObject()
-      json.string("path", URL(fileURLWithPath: path).standardizedFileURL.path)
-      json.raw("objects", String(summary.objects))
-      json.raw("buckets", String(summary.buckets))
-      json.raw("bytes", String(summary.bytes))
+      if let path { json.string("path", path) }
+      for (key, count) in counts { json.raw(key, String(count)) }
       json.endObject()
       return HTTPResponse.json(json.bytes)
     } catch {
@@ -113,21 +124,16 @@ public final class Maintenance: Sendable {
       RouteEntry("GET", "/internal/info", .memory) { [self] _ in HTTPResponse.json(infoJSON()) },
       RouteEntry("POST", "/internal/export") { [self] request in exportRoute(request) },
       RouteEntry("POST", "/internal/reset") { [self] _ in
-        do throws(StorageError) {
+        countsResponse { () throws(StorageError) in
           let summary = try reset()
           log(
             "reset: removed \(summary.objects) objects, \(summary.buckets) buckets, \(summary.uploadSessions) upload "
               + "sessions, \(summary.multipartUploads) XML multipart uploads")
-          var json = JSONWriter()
-          json.beginObject()
-          json.raw("objects", String(summary.objects))
-          json.raw("buckets", String(summary.buckets))
-          json.raw("uploadSessions", String(summary.uploadSessions))
-          json.raw("multipartUploads", String(summary.multipartUploads))
-          json.endObject()
-          return HTTPResponse.json(json.bytes)
-        } catch {
-          return APIError(error).response(firebase: false)
+          return [
+            ("objects", Int64(summary.objects)), ("buckets", Int64(summary.buckets)),
+            ("uploadSessions", Int64(summary.uploadSessions)),
+            ("multipartUploads", Int64(summary.multipartUploads)),
+          ]
         }
       },
     ]

@@ -124,15 +124,7 @@ struct SeedLoader {
       try Naming.validateObjectName(name)
       var patch = MetadataPatch()
       if let sidecar {
-        guard let bytes = FileManager.default.contents(atPath: sidecar) else {
-          throw StorageError.invalid("cannot read \(sidecar)")
-        }
-        let document: JSONValue
-        do {
-          document = try JSONValue.parse(Array(bytes))
-        } catch {
-          throw StorageError.invalid("\(sidecar) is not JSON: \(error)")
-        }
+        guard let document = try Self.jsonFile(sidecar) else { throw StorageError.invalid("cannot read \(sidecar)") }
         do {
           patch = try MetadataPatch(json: document, options: .init(replace: true, tokensInCustomMetadata: true))
         } catch {
@@ -154,20 +146,7 @@ struct SeedLoader {
         summary.bytes += size
         return
       }
-      let source: ObjectStore.DataSource
-      if size <= 1 << 20 {
-        guard let data = FileManager.default.contents(atPath: file) else { throw StorageError.io("cannot read \(file)") }
-        source = .bytes(Array(data))
-      } else {
-        // The store moves a file it is given: give it a copy.
-        let copy = spoolDirectory + "/seed-" + UUID().uuidString
-        do {
-          try FileManager.default.copyItem(atPath: file, toPath: copy)
-        } catch {
-          throw StorageError.io("cannot copy \(file): \(error.localizedDescription)")
-        }
-        source = .file(copy)
-      }
+      let source = try Self.dataSource(file, size: size, spoolDirectory: spoolDirectory, prefix: "seed-")
       _ = try store.insert(bucket: bucket, name: name, source: source, upload: ObjectStore.Upload(patch: patch))
       summary.loaded += 1
       summary.bytes += size
@@ -186,6 +165,35 @@ struct SeedLoader {
     patch.apply(to: &candidate)
     if candidate.contentType?.isEmpty ?? true { candidate.contentType = "application/octet-stream" }
     return candidate == existing
+  }
+
+  /// A file's bytes for the store: read into memory up to 1 MiB, else a copy in `spoolDirectory`
+  /// (the store moves a file it is given, and the seed or export must stay).
+  static func dataSource(
+    _ file: String, size: Int64, spoolDirectory: String, prefix: String
+  ) throws(StorageError) -> ObjectStore.DataSource {
+    if size <= 1 << 20 {
+      guard let data = FileManager.default.contents(atPath: file) else { throw StorageError.io("cannot read \(file)") }
+      return .bytes(Array(data))
+    }
+    let copy = spoolDirectory + "/" + prefix + UUID().uuidString
+    do {
+      try FileManager.default.copyItem(atPath: file, toPath: copy)
+    } catch {
+      throw StorageError.io("cannot copy \(file): \(error.localizedDescription)")
+    }
+    return .file(copy)
+  }
+
+  /// The JSON document in a file: nil when the file cannot be read, an error
+  /// `<prefix><path> is not JSON: …` when it is not JSON.
+  static func jsonFile(_ path: String, prefix: String = "") throws(StorageError) -> JSONValue? {
+    guard let bytes = FileManager.default.contents(atPath: path) else { return nil }
+    do {
+      return try JSONValue.parse(Array(bytes))
+    } catch {
+      throw StorageError.invalid("\(prefix)\(path) is not JSON: \(error)")
+    }
   }
 
   static func md5(of path: String) throws(StorageError) -> [UInt8] {

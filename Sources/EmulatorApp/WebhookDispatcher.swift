@@ -3,10 +3,6 @@ import EmulatorAPI
 import EmulatorStorage
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// `--webhook URL`: every change of the store is POSTed to the URL as a CloudEvent in structured
 /// JSON mode (`Content-Type: application/cloudevents+json`), with the GCS object resource as
 /// `data`, as Cloud Storage's Eventarc events are:
@@ -19,52 +15,8 @@ import Foundation
 /// no answer within 5 s, a status other than 2xx) is retried `retries` times with a growing
 /// pause, then dropped with a log line.
 final class WebhookDispatcher: Sendable {
-  struct Endpoint: Sendable, Equatable {
-    var host: String
-    var port: Int
-    /// Path and query.
-    var target: String
-    var url: String
-
-    /// `http://host[:port][/path]`; nil for anything else (https is not supported).
-    init?(_ url: String) {
-      guard url.hasPrefix("http://") else { return nil }
-      let rest = url.dropFirst(7)
-      let authority = rest.prefix { $0 != "/" && $0 != "?" }
-      var target = String(rest.dropFirst(authority.count))
-      if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
-      guard !authority.isEmpty, !authority.contains("@"),
-        target.utf8.allSatisfy({ $0 > 32 && $0 < 127 })
-      else { return nil }
-      if authority.hasPrefix("[") {
-        guard let close = authority.firstIndex(of: "]") else { return nil }
-        host = String(authority[authority.index(after: authority.startIndex)..<close])
-        let after = authority[authority.index(after: close)...]
-        if after.isEmpty {
-          port = 80
-        } else {
-          guard after.hasPrefix(":"), let value = Int(after.dropFirst()), (1...65535).contains(value) else { return nil }
-          port = value
-        }
-      } else if let colon = authority.lastIndex(of: ":") {
-        host = String(authority[..<colon])
-        guard let value = Int(authority[authority.index(after: colon)...]), (1...65535).contains(value) else {
-          return nil
-        }
-        port = value
-      } else {
-        host = String(authority)
-        port = 80
-      }
-      // A name, an IPv4 address or (in brackets) an IPv6 one: nothing that could break the request.
-      guard !host.isEmpty,
-        host.utf8.allSatisfy({ $0 == 45 || $0 == 46 || $0 == 58 || (48...57).contains($0) || (65...90).contains($0)
-          || (97...122).contains($0) })
-      else { return nil }
-      self.target = target
-      self.url = url
-    }
-  }
+  /// Where events go (`--webhook URL`).
+  typealias Endpoint = PlainHTTPClient.Endpoint
 
   private struct State {
     var queue: [StoreChange] = []
@@ -179,7 +131,8 @@ final class WebhookDispatcher: Sendable {
     var json = JSONWriter(capacity: 1024)
     json.beginObject()
     json.string("specversion", "1.0")
-    json.string("id", "\(object.generation)-\(object.metageneration)-\(change.kind.rawValue)-\(UUID().uuidString.prefix(8))")
+    json.string(
+      "id", "\(object.generation)-\(object.metageneration)-\(change.kind.rawValue)-\(UUID().uuidString.prefix(8))")
     json.string("source", "//storage.googleapis.com/projects/_/buckets/\(object.bucket)")
     json.string("type", "google.cloud.storage.object.v1.\(change.kind.rawValue)")
     json.string("subject", "objects/\(object.name)")
@@ -194,47 +147,13 @@ final class WebhookDispatcher: Sendable {
 
   /// One POST over a fresh connection: ok on a 2xx status line within 5 seconds.
   private func post(_ body: [UInt8]) -> (ok: Bool, reason: String) {
-    var hints = addrinfo()
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    var list: UnsafeMutablePointer<addrinfo>?
-    guard getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list) == 0, let info = list else {
-      return (false, "cannot resolve \(endpoint.host)")
-    }
-    defer { freeaddrinfo(list) }
-    let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-    guard fd >= 0 else { return (false, "no socket") }
-    defer { close(fd) }
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-      return (false, "connection refused or timed out")
-    }
-    let hostHeader = endpoint.host.contains(":") ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"
     let head =
-      "POST \(endpoint.target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: storage-emulator/\(CommandLineTool.version)\r\n"
+      "POST \(endpoint.target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\n"
+      + "User-Agent: storage-emulator/\(CommandLineTool.version)\r\n"
       + "Content-Type: application/cloudevents+json; charset=utf-8\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-    let request = Array(head.utf8) + body
-    var offset = 0
-    while offset < request.count {
-      let sent = request.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-      if sent < 0 && errno == EINTR { continue }
-      guard sent > 0 else { return (false, "the receiver stopped reading") }
-      offset += sent
+    switch PlainHTTPClient.status(endpoint, request: Array(head.utf8) + body) {
+    case .success(let status): return (200..<300).contains(status) ? (true, "") : (false, "status \(status)")
+    case .failure(let error): return (false, error.description)
     }
-    var reply: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 256)
-    while !reply.contains(10) && reply.count < 4096 {
-      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { break }
-      reply += buffer[0..<count]
-    }
-    let line = String(decoding: reply.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
-    let parts = line.split(separator: " ")
-    guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
-      return (false, "no HTTP answer")
-    }
-    return (200..<300).contains(status) ? (true, "") : (false, "status \(status)")
   }
 }

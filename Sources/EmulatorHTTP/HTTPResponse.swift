@@ -49,8 +49,48 @@ public struct HTTPResponse: Sendable {
   }
 }
 
-/// Reason phrases for the status codes this server sends.
-public enum HTTPStatus {
+/// An HTTP status code with a name: `HTTPResponse(.noContent)` instead of a bare 204. A plain
+/// integer underneath (no allocation, no lookup); `HTTPResponse.status` stays an `Int`.
+public struct HTTPStatus: RawRepresentable, Hashable, Sendable, ExpressibleByIntegerLiteral {
+  public let rawValue: Int
+  public init(rawValue: Int) { self.rawValue = rawValue }
+  public init(integerLiteral value: Int) { self.rawValue = value }
+
+  public static let `continue`: HTTPStatus = 100
+  public static let ok: HTTPStatus = 200
+  public static let created: HTTPStatus = 201
+  public static let noContent: HTTPStatus = 204
+  public static let partialContent: HTTPStatus = 206
+  public static let found: HTTPStatus = 302
+  public static let seeOther: HTTPStatus = 303
+  public static let notModified: HTTPStatus = 304
+  public static let permanentRedirect: HTTPStatus = 308
+  public static let badRequest: HTTPStatus = 400
+  public static let unauthorized: HTTPStatus = 401
+  public static let forbidden: HTTPStatus = 403
+  public static let notFound: HTTPStatus = 404
+  public static let methodNotAllowed: HTTPStatus = 405
+  public static let requestTimeout: HTTPStatus = 408
+  public static let conflict: HTTPStatus = 409
+  public static let lengthRequired: HTTPStatus = 411
+  public static let preconditionFailed: HTTPStatus = 412
+  public static let contentTooLarge: HTTPStatus = 413
+  public static let uriTooLong: HTTPStatus = 414
+  public static let unsupportedMediaType: HTTPStatus = 415
+  public static let rangeNotSatisfiable: HTTPStatus = 416
+  public static let expectationFailed: HTTPStatus = 417
+  public static let tooManyRequests: HTTPStatus = 429
+  public static let requestHeaderFieldsTooLarge: HTTPStatus = 431
+  public static let internalServerError: HTTPStatus = 500
+  public static let notImplemented: HTTPStatus = 501
+  public static let serviceUnavailable: HTTPStatus = 503
+  public static let httpVersionNotSupported: HTTPStatus = 505
+  public static let insufficientStorage: HTTPStatus = 507
+
+  /// The reason phrase of the status line.
+  public var reason: String { Self.reason(rawValue) }
+
+  /// Reason phrases for the status codes this server sends.
   public static func reason(_ status: Int) -> String {
     switch status {
     case 100: "Continue"
@@ -59,6 +99,7 @@ public enum HTTPStatus {
     case 204: "No Content"
     case 206: "Partial Content"
     case 302: "Found"
+    case 303: "See Other"
     case 304: "Not Modified"
     case 308: "Permanent Redirect"
     case 400: "Bad Request"
@@ -84,5 +125,12 @@ public enum HTTPStatus {
     case 507: "Insufficient Storage"
     default: "Status \(status)"
     }
+  }
+}
+
+extension HTTPResponse {
+  /// A response with a named status.
+  public init(_ status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+    self.init(status: status.rawValue, headers: headers, body: body)
   }
 }

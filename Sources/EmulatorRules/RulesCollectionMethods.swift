@@ -1,4 +1,5 @@
-/// The methods of lists, sets, maps and map diffs.
+/// The methods of lists, sets, maps and map diffs (`size()` is `RulesFunctions.method`'s, for
+/// every value with a size).
 enum RulesCollectionMethods {
   static func elements(_ value: RulesValue, _ method: String) throws(RulesFailure) -> [RulesValue] {
     switch value {
@@ -22,9 +23,6 @@ enum RulesCollectionMethods {
     -> RulesValue?
   {
     switch name {
-    case "size":
-      try RulesFunctions.arity(name, arguments, 0)
-      return .int(Int64(values.count))
     case "hasAll":
       try RulesFunctions.arity(name, arguments, 1)
       return .bool(try elements(arguments[0], name).allSatisfy { contains(values, $0) })
@@ -95,9 +93,6 @@ enum RulesCollectionMethods {
     -> RulesValue
   {
     switch name {
-    case "size":
-      try RulesFunctions.arity(name, arguments, 0)
-      return .int(Int64(map.count))
     case "keys":
       try RulesFunctions.arity(name, arguments, 0)
       return .list(map.keys.sorted().map { .string($0) })

@@ -49,6 +49,18 @@ struct RulesEvaluator {
     RulesEvalError(message: message, location: expression?.location)
   }
 
+  /// Runs one step of the value model (an operator, a function); its failure becomes an error
+  /// located at `expression`.
+  func located(
+    _ expression: Expression, _ step: () throws(RulesFailure) -> RulesValue
+  ) throws(RulesEvalError) -> RulesValue {
+    do {
+      return try step()
+    } catch {
+      throw fail(error.message, expression)
+    }
+  }
+
   /// Each kind of node is evaluated by its own small function: the recursion passes through
   /// this dispatcher and one of them, so a level of nesting costs little native stack (a single
   /// function with every case kept a frame of kilobytes per level in debug builds).
@@ -146,11 +158,7 @@ struct RulesEvaluator {
     if op == "&&" || op == "||" { return try logical(op == "&&", left, right, locals) }
     let a = try evaluate(left, locals)
     let b = try evaluate(right, locals)
-    do {
-      return try RulesOperators.binary(op, a, b)
-    } catch {
-      throw fail(error.message, expression)
-    }
+    return try located(expression) { () throws(RulesFailure) in try RulesOperators.binary(op, a, b) }
   }
 
   private mutating func ternary(
@@ -176,11 +184,7 @@ struct RulesEvaluator {
   ) throws(RulesEvalError) -> RulesValue {
     let value = try evaluate(receiver, locals)
     let index = try evaluate(indexExpression, locals)
-    do {
-      return try RulesOperators.index(value, index)
-    } catch {
-      throw fail(error.message, expression)
-    }
+    return try located(expression) { () throws(RulesFailure) in try RulesOperators.index(value, index) }
   }
 
   private mutating func range(
@@ -192,11 +196,7 @@ struct RulesEvaluator {
     var end: RulesValue?
     if let startExpression { start = try evaluate(startExpression, locals) }
     if let endExpression { end = try evaluate(endExpression, locals) }
-    do {
-      return try RulesOperators.range(value, start, end)
-    } catch {
-      throw fail(error.message, expression)
-    }
+    return try located(expression) { () throws(RulesFailure) in try RulesOperators.range(value, start, end) }
   }
 
   private mutating func call(
@@ -205,11 +205,7 @@ struct RulesEvaluator {
     var arguments: [RulesValue] = []
     for argument in argumentExpressions { arguments.append(try evaluate(argument, locals)) }
     if let function = lookupFunction(name) { return try call(function, arguments, at: expression) }
-    do {
-      return try RulesFunctions.global(name, arguments)
-    } catch {
-      throw fail(error.message, expression)
-    }
+    return try located(expression) { () throws(RulesFailure) in try RulesFunctions.global(name, arguments) }
   }
 
   private mutating func method(
@@ -221,19 +217,13 @@ struct RulesEvaluator {
     if case .variable(let namespace) = receiver.node, Self.namespaces.contains(namespace),
       locals.value(namespace) == nil, globals[namespace] == nil, !bindings.contains(where: { $0.0 == namespace })
     {
-      do {
-        return try RulesFunctions.namespaced(namespace, name, arguments)
-      } catch {
-        throw fail(error.message, expression)
+      return try located(expression) { () throws(RulesFailure) in
+        try RulesFunctions.namespaced(namespace, name, arguments)
       }
     }
     let value = try evaluate(receiver, locals)
     steps += RulesFunctions.cost(of: value)
-    do {
-      return try RulesFunctions.method(value, name, arguments)
-    } catch {
-      throw fail(error.message, expression)
-    }
+    return try located(expression) { () throws(RulesFailure) in try RulesFunctions.method(value, name, arguments) }
   }
 
   /// `&&` and `||` short-circuit, and an error on one side is absorbed when the other side

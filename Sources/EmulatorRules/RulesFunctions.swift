@@ -22,6 +22,26 @@ enum RulesFunctions {
     }
   }
 
+  /// `int()` and `float()`: a string is parsed by `parse`, an int or float converted by `convert`;
+  /// anything else, or what they refuse (nil), is an error naming the value.
+  static func numeric(
+    _ name: String, _ arguments: [RulesValue], parse: (String) -> RulesValue?,
+    convert: (RulesValue) -> RulesValue?
+  ) throws(RulesFailure) -> RulesValue {
+    try arity(name, arguments, 1)
+    let argument = arguments[0]
+    switch argument {
+    case .string(let text):
+      if let value = parse(text) { return value }
+      throw RulesFailure("\(name)() cannot convert '\(text.prefix(40))'")
+    case .int, .float:
+      if let value = convert(argument) { return value }
+      throw RulesFailure("\(name)() cannot convert \(argument.doubleValue ?? 0)")
+    default:
+      throw RulesFailure("\(name)() cannot convert \(argument.typeName)")
+    }
+  }
+
   static func global(_ name: String, _ arguments: [RulesValue]) throws(RulesFailure) -> RulesValue {
     switch name {
     case "string":
@@ -36,28 +56,14 @@ enum RulesFunctions {
       case let other: throw RulesFailure("string() cannot convert \(other.typeName)")
       }
     case "int":
-      try arity(name, arguments, 1)
-      switch arguments[0] {
-      case .int(let value): return .int(value)
-      case .float(let value):
-        guard value.isFinite, let converted = Int64(exactly: value.rounded(.towardZero)) else {
-          throw RulesFailure("int() cannot convert \(value)")
-        }
-        return .int(converted)
-      case .string(let text):
-        guard let value = Int64(text) else { throw RulesFailure("int() cannot convert '\(text.prefix(40))'") }
-        return .int(value)
-      case let other: throw RulesFailure("int() cannot convert \(other.typeName)")
+      return try numeric(name, arguments, parse: { Int64($0).map(RulesValue.int) }) { number in
+        if case .int = number { return number }
+        guard let value = number.doubleValue, value.isFinite else { return nil }
+        return Int64(exactly: value.rounded(.towardZero)).map(RulesValue.int)
       }
     case "float":
-      try arity(name, arguments, 1)
-      switch arguments[0] {
-      case .int(let value): return .float(Double(value))
-      case .float(let value): return .float(value)
-      case .string(let text):
-        guard let value = Double(text) else { throw RulesFailure("float() cannot convert '\(text.prefix(40))'") }
-        return .float(value)
-      case let other: throw RulesFailure("float() cannot convert \(other.typeName)")
+      return try numeric(name, arguments, parse: { Double($0).map(RulesValue.float) }) { number in
+        number.doubleValue.map(RulesValue.float)
       }
     case "path":
       try arity(name, arguments, 1)
@@ -176,6 +182,10 @@ enum RulesFunctions {
   static func method(_ value: RulesValue, _ name: String, _ arguments: [RulesValue]) throws(RulesFailure)
     -> RulesValue
   {
+    if name == "size", let size = value.size {
+      try arity(name, arguments, 0)
+      return .int(Int64(size))
+    }
     switch value {
     case .string(let text): return try RulesStringMethods.call(text, name, arguments)
     case .list(let values): return try RulesCollectionMethods.list(values, name, arguments)
@@ -185,7 +195,6 @@ enum RulesFunctions {
     case .bytes(let bytes):
       try arity(name, arguments, 0)
       switch name {
-      case "size": return .int(Int64(bytes.count))
       case "toBase64": return .string(RulesMath.base64(bytes))
       case "toHexString": return .string(bytes.map { RulesMath.hex($0) }.joined())
       default: throw RulesFailure("bytes has no method '\(name)'")
@@ -208,8 +217,7 @@ enum RulesFunctions {
         return .float(RulesMath.distance(latitude, longitude, otherLatitude, otherLongitude))
       default: throw RulesFailure("latlng has no method '\(name)'")
       }
-    case .path(let segments):
-      if name == "size" { return .int(Int64(segments.count)) }
+    case .path:
       throw RulesFailure("path has no method '\(name)'")
     default:
       throw RulesFailure("\(value.typeName) has no method '\(name)'")

@@ -65,13 +65,25 @@ enum RulesOperators {
     if count > RulesEvaluator.maxValueSize { throw RulesFailure("the value would be larger than 1 MiB") }
   }
 
-  static func add(_ a: RulesValue, _ b: RulesValue) throws(RulesFailure) -> RulesValue {
+  /// An arithmetic operator on two numbers: overflow-checked on two ints, floating point when
+  /// either is a float; nil when either is not a number.
+  static func arithmetic(
+    _ op: String, _ a: RulesValue, _ b: RulesValue, _ integer: (Int64, Int64) -> (partialValue: Int64, overflow: Bool),
+    _ float: (Double, Double) -> Double
+  ) throws(RulesFailure) -> RulesValue? {
     switch (a, b) {
     case (.int(let x), .int(let y)):
-      let (sum, overflow) = x.addingReportingOverflow(y)
-      if overflow { throw RulesFailure("integer overflow in +") }
-      return .int(sum)
-    case (.int, .float), (.float, .int), (.float, .float): return .float(a.doubleValue! + b.doubleValue!)
+      let (result, overflow) = integer(x, y)
+      if overflow { throw RulesFailure("integer overflow in \(op)") }
+      return .int(result)
+    case (.int, .float), (.float, .int), (.float, .float): return .float(float(a.doubleValue!, b.doubleValue!))
+    default: return nil
+    }
+  }
+
+  static func add(_ a: RulesValue, _ b: RulesValue) throws(RulesFailure) -> RulesValue {
+    if let sum = try arithmetic("+", a, b, { $0.addingReportingOverflow($1) }, +) { return sum }
+    switch (a, b) {
     case (.string(let x), .string(let y)):
       try checkedSize(x.utf8.count + y.utf8.count)
       return .string(x + y)
@@ -90,12 +102,8 @@ enum RulesOperators {
   }
 
   static func subtract(_ a: RulesValue, _ b: RulesValue) throws(RulesFailure) -> RulesValue {
+    if let difference = try arithmetic("-", a, b, { $0.subtractingReportingOverflow($1) }, -) { return difference }
     switch (a, b) {
-    case (.int(let x), .int(let y)):
-      let (difference, overflow) = x.subtractingReportingOverflow(y)
-      if overflow { throw RulesFailure("integer overflow in -") }
-      return .int(difference)
-    case (.int, .float), (.float, .int), (.float, .float): return .float(a.doubleValue! - b.doubleValue!)
     case (.timestamp(let s, let n), .duration(let ds, let dn)):
       return try RulesTime.timestamp(seconds: s, nanos: Int64(n), plusSeconds: 0 &- ds, plusNanos: -Int64(dn))
     case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)):
@@ -108,26 +116,18 @@ enum RulesOperators {
   }
 
   static func multiplicative(_ op: String, _ a: RulesValue, _ b: RulesValue) throws(RulesFailure) -> RulesValue {
+    if op == "*", let product = try arithmetic(op, a, b, { $0.multipliedReportingOverflow(by: $1) }, *) {
+      return product
+    }
     switch (a, b) {
-    case (.int(let x), .int(let y)):
-      switch op {
-      case "*":
-        let (product, overflow) = x.multipliedReportingOverflow(by: y)
-        if overflow { throw RulesFailure("integer overflow in *") }
-        return .int(product)
-      default:
-        guard y != 0 else { throw RulesFailure("division by zero") }
-        guard !(x == .min && y == -1) else { throw RulesFailure("integer overflow in \(op)") }
-        return .int(op == "/" ? x / y : x % y)
-      }
+    case (.int(let x), .int(let y)) where op != "*":
+      guard y != 0 else { throw RulesFailure("division by zero") }
+      guard !(x == .min && y == -1) else { throw RulesFailure("integer overflow in \(op)") }
+      return .int(op == "/" ? x / y : x % y)
     case (.int, .float), (.float, .int), (.float, .float):
       let x = a.doubleValue!
       let y = b.doubleValue!
-      switch op {
-      case "*": return .float(x * y)
-      case "/": return .float(x / y)
-      default: return .float(x.truncatingRemainder(dividingBy: y))
-      }
+      return .float(op == "/" ? x / y : x.truncatingRemainder(dividingBy: y))
     default: throw RulesFailure("'\(op)' does not apply to \(a.typeName) and \(b.typeName)")
     }
   }

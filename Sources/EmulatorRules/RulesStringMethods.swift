@@ -7,9 +7,6 @@ enum RulesStringMethods {
 
   static func call(_ text: String, _ name: String, _ arguments: [RulesValue]) throws(RulesFailure) -> RulesValue {
     switch name {
-    case "size":
-      try RulesFunctions.arity(name, arguments, 0)
-      return .int(Int64(text.unicodeScalars.count))
     case "lower":
       try RulesFunctions.arity(name, arguments, 0)
       return .string(text.lowercased())

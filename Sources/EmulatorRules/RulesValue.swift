@@ -20,6 +20,19 @@ public indirect enum RulesValue: Sendable {
   /// The result of `map.diff(other)`: the map before and after.
   case mapDiff(before: [String: RulesValue], after: [String: RulesValue])
 
+  /// What `size()` answers: characters (Unicode scalars) of a string, bytes, elements of a list,
+  /// set or map, segments of a path; nil for a value without a size.
+  var size: Int? {
+    switch self {
+    case .string(let text): text.unicodeScalars.count
+    case .bytes(let bytes): bytes.count
+    case .list(let values), .set(let values): values.count
+    case .map(let map): map.count
+    case .path(let segments): segments.count
+    default: nil
+    }
+  }
+
   /// The name `is` tests against and error messages use.
   public var typeName: String {
     switch self {

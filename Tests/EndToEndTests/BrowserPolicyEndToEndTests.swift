@@ -96,41 +96,6 @@ import Testing
     #expect(text.contains("\"code\":413"))
   }
 
-  @Test func originsAndHostsFromFlagsEnvironmentAndConfigFile() throws {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("se-cors-\(UUID().uuidString).toml")
-    try "cors_origins = [\"https://file.example\"]\nallowed_hosts = [\"file-host\"]\n".write(
-      to: file, atomically: true, encoding: .utf8)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let parsed = try #require(
-      try CommandLineTool.parse(
-        ["--config", file.path, "--cors-origin", "https://flag.example", "--allowed-host", "flag-host"],
-        environment: [
-          "STORAGE_EMULATOR_CORS_ORIGINS": "https://env.example, http://env2.example:8080",
-          "STORAGE_EMULATOR_ALLOWED_HOSTS": "env-host",
-        ]))
-    for origin in ["https://file.example", "https://flag.example", "https://env.example", "http://env2.example:8080"] {
-      #expect(parsed.origins.allows(origin), "\(origin)")
-    }
-    #expect(!parsed.origins.allows("https://other.example"))
-    #expect(parsed.origins.allows("http://localhost:3000"))
-    let hosts = parsed.crossOrigin.hosts
-    for host in ["file-host", "flag-host:9199", "env-host", "localhost"] { #expect(hosts.allows(host), "\(host)") }
-    #expect(!hosts.allows("other-host"))
-    // The shipped config file lists the keys with their defaults.
-    let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent("config/storage-emulator.toml")
-    var defaults = EmulatorConfiguration()
-    try defaults.apply(configFile: try String(contentsOf: shipped, encoding: .utf8))
-    #expect(defaults.origins.origins.isEmpty && defaults.allowedHosts.isEmpty)
-    #expect(throws: ConfigurationError.self) {
-      try CommandLineTool.parse(["--cors-origin", "app.example.com"], environment: [:])
-    }
-    #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--allowed-host", "a/b"], environment: [:]) }
-    #expect(throws: ConfigurationError.self) {
-      try CommandLineTool.parse([], environment: ["STORAGE_EMULATOR_CORS_ORIGINS": "not an origin"])
-    }
-  }
-
   /// The binary itself, as a Docker Compose file would start it.
   @Test func theBinaryAppliesCORSOriginFlags() throws {
     let server = try EmulatorProcess(arguments: ["--in-memory", "--cors-origin", "https://app.example.com"])

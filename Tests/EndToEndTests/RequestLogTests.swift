@@ -88,32 +88,6 @@ final class CollectedLines: Sendable {
     #expect(text.hasSuffix(" info GET /x??fake 200 reason=a?b"))
   }
 
-  @Test func levelAndFormatFromFlagsEnvironmentAndConfigFile() throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("se-log-\(UUID().uuidString).toml")
-    defer { try? FileManager.default.removeItem(at: folder) }
-    try "log_level = \"warning\"\nlog_format = \"json\"\n".write(to: folder, atomically: true, encoding: .utf8)
-    let defaults = try #require(try CommandLineTool.parse([], environment: [:]))
-    #expect(defaults.logLevel == .notice)
-    #expect(defaults.logFormat == .text)
-    let fromFile = try #require(try CommandLineTool.parse(["--config", folder.path], environment: [:]))
-    #expect(fromFile.logLevel == .warning)
-    #expect(fromFile.logFormat == .json)
-    // The environment overrides the file; flags override both.
-    let environment = ["STORAGE_EMULATOR_LOG_LEVEL": "DEBUG", "STORAGE_EMULATOR_LOG_FORMAT": "text"]
-    let fromEnvironment = try #require(try CommandLineTool.parse(["--config", folder.path], environment: environment))
-    #expect(fromEnvironment.logLevel == .debug)
-    #expect(fromEnvironment.logFormat == .text)
-    let fromFlags = try #require(
-      try CommandLineTool.parse(["--log-level", "error", "--log-format", "json"], environment: environment))
-    #expect(fromFlags.logLevel == .error)
-    #expect(fromFlags.logFormat == .json)
-    #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--log-level", "loud"], environment: [:]) }
-    #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--log-format", "xml"], environment: [:]) }
-    #expect(throws: ConfigurationError.self) {
-      try CommandLineTool.parse([], environment: ["STORAGE_EMULATOR_LOG_LEVEL": "chatty"])
-    }
-  }
-
   @Test func theBinaryPrintsClientEnvironmentAndLogsRequestsToStandardError() throws {
     let process = Process()
     process.executableURL = EmulatorProcess.executableURL()
@@ -164,31 +138,4 @@ final class RunningEmulatorWithLog {
   }
 
   func stop() { emulator.stop(gracePeriod: 2) }
-}
-
-/// The shipped `config/storage-emulator.toml` parses, with the developer tools' keys at their defaults.
-@Suite struct ShippedConfigFileTests {
-  @Test func theShippedConfigFileParsesToTheDefaults() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
-    let text = try String(contentsOf: root.appendingPathComponent("config/storage-emulator.toml"), encoding: .utf8)
-    var configuration = EmulatorConfiguration()
-    try configuration.apply(configFile: text)
-    #expect(configuration.logLevel == .notice)
-    #expect(configuration.logFormat == .text)
-    #expect(configuration.webhooks.isEmpty)
-    #expect(configuration.seedDirectory == nil)
-    var keys = EmulatorConfiguration()
-    try keys.apply(
-      configFile: """
-        seed = "s"
-        import = "i"
-        export_on_exit = "e"
-        webhooks = ["http://127.0.0.1:1/x"]
-        log_level = "debug"
-        log_format = "json"
-        """)
-    #expect(keys.seedDirectory == "s" && keys.importDirectory == "i" && keys.exportOnExit == "e")
-    #expect(keys.logLevel == .debug && keys.logFormat == .json)
-  }
 }

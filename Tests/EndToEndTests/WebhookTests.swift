@@ -148,23 +148,4 @@ final class Receiver {
     }
     #expect(Date().timeIntervalSince(start) < 5)
   }
-
-  @Test func webhookURLsFromFlagsAndConfigAreChecked() throws {
-    let parsed = try #require(
-      try CommandLineTool.parse(["--webhook", "http://127.0.0.1:8080/a", "--webhook", "http://[::1]:9/b?c"], environment: [:]))
-    #expect(parsed.webhooks == ["http://127.0.0.1:8080/a", "http://[::1]:9/b?c"])
-    for bad in ["https://example.com/", "ftp://x", "http://", "http://host:99999/", "http://a b/", "http://u@h/"] {
-      #expect(throws: ConfigurationError.self, "\(bad)") { try CommandLineTool.parse(["--webhook", bad], environment: [:]) }
-    }
-    var configuration = EmulatorConfiguration()
-    try configuration.apply(configFile: #"webhooks = ["http://localhost:7000/events"]"#)
-    #expect(configuration.webhooks == ["http://localhost:7000/events"])
-    #expect(throws: ConfigurationError.self) { try configuration.apply(configFile: #"webhooks = ["nope"]"#) }
-    let endpoint = try #require(WebhookDispatcher.Endpoint("http://[::1]:9/b?c"))
-    #expect(endpoint.host == "::1")
-    #expect(endpoint.port == 9)
-    #expect(endpoint.target == "/b?c")
-    #expect(WebhookDispatcher.Endpoint("http://host")?.target == "/")
-    #expect(WebhookDispatcher.Endpoint("http://host")?.port == 80)
-  }
 }

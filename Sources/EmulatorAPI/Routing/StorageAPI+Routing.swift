@@ -61,7 +61,8 @@ extension StorageAPI {
     if tested.contains(.action), route.action != nil { flags.insert(.action) }
     if tested.contains(.resumableStart) {
       let start =
-        route.surface.isFirebase ? commands(head.headers).contains("start") : query["uploadType"] == "resumable"
+        route.surface.flavour.usesGoogUploadProtocol
+          ? commands(head.headers).contains("start") : query["uploadType"] == "resumable"
       if start { flags.insert(.resumableStart) }
     }
     return flags

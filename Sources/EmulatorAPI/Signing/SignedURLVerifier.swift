@@ -1,6 +1,7 @@
 import Crypto
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 import _CryptoExtras
 
@@ -114,7 +115,7 @@ public struct SignedURLVerifier: Sendable {
       throw .invalid("X-Goog-SignedHeaders must be lower-case names separated by ';' and include host.")
     }
     let signatureText = try query.required("X-Goog-Signature")
-    guard let signature = Self.hexBytes(signatureText) else {
+    guard let signature = Hex.decode(signatureText) else {
       throw .invalid("X-Goog-Signature must be hexadecimal.")
     }
     let madeKey = algorithm == "GOOG4-HMAC-SHA256" && madeKeys.activeSecret(credential.id) != nil
@@ -305,28 +306,6 @@ public struct SignedURLVerifier: Sendable {
   static func hexDigit(_ byte: UInt8) -> String {
     let digits = Array("0123456789abcdef")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-  }
-
-  static func hexBytes(_ text: String) -> [UInt8]? {
-    let utf8 = Array(text.utf8)
-    guard utf8.count % 2 == 0, !utf8.isEmpty else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(utf8.count / 2)
-    func nibble(_ byte: UInt8) -> UInt8? {
-      switch byte {
-      case 48...57: byte - 48
-      case 65...70: byte - 55
-      case 97...102: byte - 87
-      default: nil
-      }
-    }
-    var index = 0
-    while index < utf8.count {
-      guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-      out.append(high << 4 | low)
-      index += 2
-    }
-    return out
   }
 
   /// `YYYYMMDDTHHMMSSZ` as seconds since the epoch.

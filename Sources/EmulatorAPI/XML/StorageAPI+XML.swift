@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 
 /// The XML API (PROTOCOL.md, "XML API"): objects at `/<bucket>/<object>` or on a virtual host,
@@ -65,12 +66,12 @@ extension StorageAPI {
 
   func xmlCreateBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
     try xml { () throws(StorageError) in _ = try store.createBucket(context.bucket) }
-    return HTTPResponse(status: 200)
+    return HTTPResponse(.ok)
   }
 
   func xmlDeleteBucket(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
     try xml { () throws(StorageError) in try store.deleteBucket(context.bucket) }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 
   func xmlDelete(_ context: XMLContext) throws(XMLError) -> HTTPResponse {
@@ -79,7 +80,7 @@ extension StorageAPI {
     try xml { () throws(StorageError) in
       try store.delete(bucket: context.bucket, name: context.name, conditions: conditions)
     }
-    return HTTPResponse(status: 204)
+    return HTTPResponse(.noContent)
   }
 
   /// Query keys that name a bucket or object subresource the emulator does not serve.
@@ -126,20 +127,10 @@ extension StorageAPI {
   /// The XML API's ETag: the quoted hex MD5, or for a composite (no MD5) the CRC32C and the
   /// component count.
   static func xmlETag(_ object: ObjectMetadata) -> String {
-    if let md5 = object.md5 { return "\"" + hex(md5) + "\"" }
+    if let md5 = object.md5 { return "\"" + Hex.encode(md5) + "\"" }
     return "\"" + String(format: "%08x", object.crc32c) + "-\(object.componentCount ?? 1)\""
   }
 
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
 
   /// Whether an `If-Match` / `If-None-Match` list names this object: its XML ETag, its JSON
   /// ETag, or `*`. Weak tags compare by their value.
@@ -218,7 +209,7 @@ extension StorageAPI {
     let object = try xml { () throws(StorageError) in
       try store.insert(bucket: bucket, name: name, source: Self.source(request), upload: upload, conditions: conditions)
     }
-    return HTTPResponse(status: 200, headers: Self.xmlObjectHeaders(object))
+    return HTTPResponse(.ok, headers: Self.xmlObjectHeaders(object))
   }
 
   /// Metadata from an XML request's headers: Content-Type, Cache-Control, Content-Disposition,

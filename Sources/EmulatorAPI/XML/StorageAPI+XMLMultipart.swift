@@ -1,5 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 import Foundation
 
 /// XML multipart uploads: initiate (`POST ?uploads`), upload part (`PUT ?partNumber&uploadId`),
@@ -34,7 +35,7 @@ extension StorageAPI {
       let info = try xml { () throws(StorageError) in
         try uploads.putPart(id, bucket: bucket, name: name, number: number, bytes: request.body, file: file)
       }
-      return HTTPResponse(status: 200, headers: ["etag": "\"" + Self.hex(info.md5) + "\""])
+      return HTTPResponse(.ok, headers: ["etag": "\"" + Hex.encode(info.md5) + "\""])
     case "GET", "HEAD":
       return try xmlListParts(uploads, id: id, query, bucket: bucket, name: name)
     case "POST":
@@ -59,7 +60,7 @@ extension StorageAPI {
     case "DELETE":
       _ = try xml { () throws(StorageError) in try uploads.upload(id, bucket: bucket, name: name) }
       uploads.abort(id)
-      return HTTPResponse(status: 204)
+      return HTTPResponse(.noContent)
     default:
       throw Self.xmlNotAllowed(method, "GET, PUT, POST, DELETE")
     }
@@ -87,7 +88,7 @@ extension StorageAPI {
       xml.open("Part")
       xml.element("PartNumber", String(number))
       xml.element("LastModified", Timestamp.format(milliseconds: info.modified))
-      xml.element("ETag", "\"" + Self.hex(info.md5) + "\"")
+      xml.element("ETag", "\"" + Hex.encode(info.md5) + "\"")
       xml.element("Size", String(info.size))
       xml.close("Part")
     }
@@ -124,7 +125,7 @@ enum XMLCompleteDocument {
       if var tag = text(of: "ETag", in: element) {
         tag = tag.replacingOccurrences(of: "&quot;", with: "\"").trimmingCharacters(
           in: CharacterSet(charactersIn: "\" "))
-        guard let bytes = hexBytes(tag), bytes.count == 16 else {
+        guard let bytes = Hex.decode(tag), bytes.count == 16 else {
           throw XMLError(400, "InvalidPart", "The ETag of part \(number) is not one this emulator gave out.")
         }
         md5 = bytes
@@ -153,18 +154,4 @@ enum XMLCompleteDocument {
     }
     return nil
   }
-
-  private static func hexBytes(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    var index = 0
-    while index < digits.count {
-      guard let high = URLCoding.hex(digits[index]), let low = URLCoding.hex(digits[index + 1]) else { return nil }
-      out.append(high << 4 | low)
-      index += 2
-    }
-    return out
-  }
-
 }

@@ -98,7 +98,7 @@ struct XMLError: Error {
   init(_ error: StorageError) { self.init(APIError(error)) }
 
   var response: HTTPResponse {
-    if status == 304 { return HTTPResponse(status: 304, headers: headers) }
+    if status == 304 { return HTTPResponse(.notModified, headers: headers) }
     var xml = XMLWriter()
     xml.open("Error")
     xml.element("Code", code)

@@ -5,7 +5,7 @@ import Testing
 /// `--rules`, `--firebase-json` and their config-file keys.
 @Suite struct RulesConfigurationTests {
   @Test func flagsSetTheRulesSources() throws {
-    let configuration = try #require(try CommandLineTool.parse(["--rules", "a.rules", "--firebase-json", "f.json"]))
+    let configuration = try CommandLineTool.parse(["--rules", "a.rules", "--firebase-json", "f.json"])
     #expect(configuration.rulesFile == "a.rules")
     #expect(configuration.firebaseJSON == "f.json")
     #expect(throws: ConfigurationError.self) { try CommandLineTool.parse(["--rules"]) }

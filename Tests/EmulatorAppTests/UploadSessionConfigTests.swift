@@ -16,8 +16,7 @@ import Testing
   }
 
   @Test func flagsOverrideTheFileAndBadValuesAreRefused() throws {
-    let parsed = try #require(
-      try CommandLineTool.parse(["--upload-session-ttl", "60", "--max-upload-sessions", "5", "--in-memory"]))
+    let parsed = try CommandLineTool.parse(["--upload-session-ttl", "60", "--max-upload-sessions", "5", "--in-memory"])
     #expect(parsed.uploadSessions.ttlSeconds == 60)
     #expect(parsed.uploadSessions.maxOpen == 5)
     for bad in [["--max-upload-sessions", "0"], ["--max-upload-sessions", "x"], ["--upload-session-ttl", "-1"]] {

@@ -7,8 +7,7 @@ import Testing
 /// start-up with a message naming it. (Signed requests over sockets: scripts/suites/signed-urls.)
 @Suite struct SigningConfigTests {
   @Test func flagsAndConfigKeysAreRead() throws {
-    let parsed = try #require(
-      try CommandLineTool.parse(["--signing-key", "a.pem", "--signing-key", "sa.json", "--hmac-key", "ID:SECRET"]))
+    let parsed = try CommandLineTool.parse(["--signing-key", "a.pem", "--signing-key", "sa.json", "--hmac-key", "ID:SECRET"])
     #expect(parsed.signingKeyFiles == ["a.pem", "sa.json"])
     #expect(parsed.hmacKeys == ["ID:SECRET"])
     var configuration = EmulatorConfiguration()

@@ -1,0 +1,62 @@
+import EmulatorApp
+import Foundation
+import Testing
+
+/// The built `storage-emulator` binary's command line: help, version, and usage errors with exit
+/// code 64 and a message naming the bad option's source. (No socket is opened.)
+@Suite struct CommandLineBinaryTests {
+  struct Outcome {
+    var status: Int32
+    var output: String
+    var errors: String
+  }
+
+  func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    let process = Process()
+    process.executableURL = EmulatorProcess.executableURL()
+    process.arguments = arguments
+    process.environment = environment
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Outcome(
+      status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+      errors: String(decoding: errorData, as: UTF8.self))
+  }
+
+  @Test func versionAndHelpExitZeroAndHelpListsEveryOption() throws {
+    let version = try run(["--version"])
+    #expect(version.status == 0 && version.output == "storage-emulator \(CommandLineTool.version)\n")
+    for arguments in [["--help"], ["serve", "--help"], ["-h"]] {
+      let help = try run(arguments)
+      #expect(help.status == 0, "\(arguments)")
+      for option in EmulatorConfiguration.options {
+        #expect(help.output.contains(option.variable), "\(arguments): \(option.variable)")
+      }
+    }
+    let health = try run(["health", "--help"])
+    #expect(health.status == 0 && health.output.contains("--port"))
+  }
+
+  @Test func badOptionsExitWithAUsageErrorNamingTheSource() throws {
+    let flag = try run(["--port", "x"])
+    #expect(flag.status == 64)
+    #expect(flag.errors.contains("--port: must be a decimal integer that fits 64 bits, got 'x'"), "\(flag.errors)")
+    let variable = try run(["--in-memory"], environment: ["STORAGE_EMULATOR_MAX_CONNECTIONS": "0"])
+    #expect(variable.status == 64)
+    #expect(variable.errors.contains("STORAGE_EMULATOR_MAX_CONNECTIONS: must be an integer in 1...1000000, got 0"))
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("se-bad-\(UUID().uuidString).toml")
+    try "# settings\n[server]\nport = 1\n".write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let config = try run(["--config", file.path])
+    #expect(config.status == 64)
+    #expect(config.errors.contains("\(file.path):2: tables ('[section]') are not supported"), "\(config.errors)")
+    let unknown = try run(["--prot", "1"])
+    #expect(unknown.status == 64 && unknown.errors.contains("unknown option '--prot'"))
+  }
+}
