@@ -8,6 +8,8 @@ struct ResourceJSON {
   var baseURL: String
   /// Top-level keys to keep (`fields=`); nil keeps all.
   var fields: Set<String>?
+  /// `projection=full`: resources carry `acl` (and `defaultObjectAcl`) and `owner`.
+  var full = false
 
   private func wants(_ key: String) -> Bool { fields?.contains(key) ?? true }
 
@@ -58,7 +60,7 @@ struct ResourceJSON {
     if want("generation") { json.integerString("generation", object.generation) }
     if want("metageneration") { json.integerString("metageneration", object.metageneration) }
     if want("contentType") { json.optionalString("contentType", object.contentType) }
-    if want("storageClass") { json.string("storageClass", "STANDARD") }
+    if want("storageClass") { json.string("storageClass", object.storageClass ?? "STANDARD") }
     if want("size") { json.integerString("size", object.size) }
     if want("md5Hash"), let md5 = object.md5 { json.base64("md5Hash", md5) }
     if want("crc32c") { json.base64("crc32c", object.crc32cBytes) }
@@ -85,6 +87,10 @@ struct ResourceJSON {
         json.string(key, value)
       }
       json.endObject()
+    }
+    if full && !object.acl.isEmpty {
+      if want("acl") { writeACL(object.acl, of: .object(object), etag: object.etag, key: "acl", into: &json) }
+      if want("owner") { writeOwner(into: &json) }
     }
     json.endObject()
   }
@@ -147,19 +153,22 @@ struct ResourceJSON {
         value.write(into: &json)
       }
     }
-    if want("etag") {
-      // As GCS derives it: a base64 protobuf varint of the metageneration.
-      var bytes: [UInt8] = [0x08]
-      var rest = UInt64(max(bucket.metageneration, 0))
-      while rest >= 0x80 {
-        bytes.append(UInt8(rest & 0x7F) | 0x80)
-        rest >>= 7
+    let etag = Self.etag(of: bucket)
+    if full && !bucket.uniformAccess {
+      let name = bucket.name
+      if want("acl") { writeACL(bucket.access.acl, of: .bucket(name), etag: etag, key: "acl", into: &json) }
+      if want("defaultObjectAcl") {
+        writeACL(bucket.access.defaultObjectAcl, of: .defaultObject(name), etag: etag, key: "defaultObjectAcl", into: &json)
       }
-      bytes.append(UInt8(rest))
-      json.base64("etag", bytes)
+      if want("owner") { writeOwner(into: &json) }
     }
+    if want("etag") { json.string("etag", etag) }
     json.endObject()
   }
+
+  /// A bucket's etag as GCS derives it: a base64 protobuf varint of the metageneration (the
+  /// encoding `IAMPolicy.etag` shares).
+  static func etag(of bucket: BucketInfo) -> String { IAMPolicy.etag(revision: bucket.metageneration) }
 
   func bucketList(_ buckets: [BucketInfo]) -> [UInt8] {
     var json = JSONWriter()
@@ -188,7 +197,7 @@ struct ResourceJSON {
     json.optionalString("contentType", object.contentType)
     json.timestamp("timeCreated", milliseconds: object.timeCreated)
     json.timestamp("updated", milliseconds: object.updated)
-    json.string("storageClass", "STANDARD")
+    json.string("storageClass", object.storageClass ?? "STANDARD")
     json.integerString("size", object.size)
     if let md5 = object.md5 { json.base64("md5Hash", md5) }
     json.integerString("crc32c", Int64(object.crc32c))

@@ -27,6 +27,8 @@ public enum Resource: Sendable, Equatable {
   /// `.../b/{bucket}/o`: the objects of a bucket.
   case objects(bucket: String)
   case object(bucket: String, name: String)
+  /// ACLs, IAM, notifications, service account, HMAC keys (`ClientResource.swift`).
+  case client(ClientResource)
 }
 
 /// A POST on an object path that is an operation rather than the object itself.
@@ -49,6 +51,9 @@ public struct Route: Sendable, Equatable {
   /// client reads a listing there as an object named ""). Returns nil for a path no surface has.
   public static func match(rawPath: Substring) throws(APIError) -> Route? {
     // Byte comparisons throughout: this runs on every request (no grapheme breaking, no Foundation).
+    if let project = try ClientResource.matchProject(rawPath: rawPath) {
+      return Route(surface: .json, resource: .client(project))
+    }
     for (prefix, surface) in surfaces where rawPath.utf8.starts(with: prefix.utf8) {
       let rest = rawPath.utf8.dropFirst(prefix.utf8.count).asSubstring(of: rawPath)
       if rest.isEmpty {
@@ -72,6 +77,9 @@ public struct Route: Sendable, Equatable {
         if tail.utf8.elementsEqual("/managedFolders".utf8) {
           return Route(surface: surface, resource: .managedFolders(bucket))
         }
+        if let client = try ClientResource.matchBucket(bucket, tail: tail) {
+          return Route(surface: surface, resource: .client(client))
+        }
       }
       if tail.utf8.elementsEqual("/o".utf8) || (surface == .upload && tail.utf8.elementsEqual("/o/".utf8)) {
         return Route(surface: surface, resource: .objects(bucket: bucket))
@@ -81,6 +89,9 @@ public struct Route: Sendable, Equatable {
       guard let name = URLCoding.percentDecode(nameRaw) else {
         throw APIError(
           400, .invalid, "The object name in the path has a malformed percent-escape or is not valid UTF-8.")
+      }
+      if surface == .json || surface == .bare, let client = try ClientResource.matchObject(bucket, rawName: nameRaw) {
+        return Route(surface: surface, resource: .client(client))
       }
       var route = Route(surface: surface, resource: .object(bucket: bucket, name: name))
       if surface == .json || surface == .bare { route.action = try action(in: nameRaw) }

@@ -9,7 +9,9 @@ extension StorageAPI {
     guard let name = body["name"]?.stringValue ?? context.query["name"] else {
       throw APIError(400, .required, "Bucket name is required: send {\"name\": \"...\"}.")
     }
-    let bucket = try store.createBucket(name, resource: body)
+    let access = try requestedBucketAccess(context, body, current: nil)
+    var bucket = try store.createBucket(name, resource: body)
+    bucket = try applyBucketAccess(name, access) ?? bucket
     return context.ok(context.json.bucket(bucket))
   }
 
@@ -35,12 +37,13 @@ extension StorageAPI {
     if let name = body["name"]?.stringValue, name != bucket {
       throw APIError(400, .invalid, "The bucket name in the body ('\(name)') differs from the one in the path.")
     }
+    let access = try requestedBucketAccess(context, body, current: bucket)
     let match = try RequestOptions.int64(context.query, "ifMetagenerationMatch")
     let notMatch = try RequestOptions.int64(context.query, "ifMetagenerationNotMatch")
     let info = try store.updateBucket(
         bucket, resource: body, replace: context.method == "PUT", ifMetagenerationMatch: match,
         ifMetagenerationNotMatch: notMatch)
-    return context.ok(context.json.bucket(info))
+    return context.ok(context.json.bucket(try applyBucketAccess(bucket, access) ?? info))
   }
 
   func deleteBucket(_ context: RequestContext) throws -> HTTPResponse {

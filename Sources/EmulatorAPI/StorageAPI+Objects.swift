@@ -47,7 +47,10 @@ extension StorageAPI {
     do {
       try Self.validate(name)
       let body = try RequestOptions.jsonObject(context.request.bodyBytes())
-      let options = flavour.patchOptions(replace: replace)
+      var options = flavour.patchOptions(replace: replace)
+      // A metadata update keeps the storage class (a rewrite changes it); `predefinedAcl` sets the ACL.
+      options.newGeneration = false
+      if flavour == .gcs { options.predefinedAcl = context.query["predefinedAcl"] }
       conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
       patch = try MetadataPatch(json: body, options: options)
       try authorizePatch(context, bucket: bucket, name: name, patch: patch)

@@ -37,7 +37,7 @@ extension StorageAPI {
     response.add("x-goog-hash", hash)
     response.add("x-goog-generation", String(object.generation))
     response.add("x-goog-metageneration", String(object.metageneration))
-    response.add("x-goog-storage-class", "STANDARD")
+    response.add("x-goog-storage-class", object.storageClass ?? "STANDARD")
     response.add("x-goog-stored-content-encoding", object.contentEncoding ?? "identity")
     response.add("x-goog-stored-content-length", String(object.size))
     if let value = object.cacheControl { response.add("cache-control", value) }

@@ -38,7 +38,11 @@ extension StorageAPI {
   }
 
   func patchOptions(_ context: RequestContext, replace: Bool = false) -> MetadataPatch.Options {
-    context.flavour.patchOptions(replace: replace)
+    var options = context.flavour.patchOptions(replace: replace)
+    if context.flavour == .gcs {
+      options.predefinedAcl = context.query["predefinedAcl"] ?? context.query["destinationPredefinedAcl"]
+    }
+    return options
   }
 
   /// GCS media upload and the Firebase raw upload: the body is the data.
@@ -97,6 +101,9 @@ extension StorageAPI {
     }
     if defaults && patch.fields[.contentDisposition] == nil {
       patch.fields[.contentDisposition] = .set(Self.inlineDisposition(for: name))
+    }
+    if context.flavour == .gcs && patch.acl == nil, let predefined = context.query["predefinedAcl"] {
+      patch.acl = try AccessControl.predefined(predefined, scope: .object)
     }
     let conditions = try RequestOptions.preconditions(context.query, context.request.headers, read: false)
     let upload = ObjectStore.Upload(
@@ -165,6 +172,12 @@ extension StorageAPI {
     var encodingDocument = document
     if let encoding = context.query["contentEncoding"], !encoding.isEmpty, case .object(var members) = document {
       members.append(("contentEncoding", .string(encoding)))
+      encodingDocument = .object(members)
+    }
+    // The session keeps the document, not the start's query: a predefined ACL goes in as `acl`.
+    if let predefined = context.query["predefinedAcl"], case .object(var members) = encodingDocument {
+      let acl = try AccessControl.predefined(predefined, scope: .object)
+      members.append(("acl", .array(acl.map(\.json))))
       encodingDocument = .object(members)
     }
     let session = try startSession(

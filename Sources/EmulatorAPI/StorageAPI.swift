@@ -49,6 +49,7 @@ public final class StorageAPI: HTTPHandler {
     self.signing = signing
     self.rules = rules
     self.xmlGate = xmlGate
+    signing.madeKeys.attach(store)
     self.multipart =
       multipart ?? MultipartUploads(space: MemoryUploadSpace(), maxBytes: Int64(limits.maxUploadBytes))
   }
@@ -157,11 +158,12 @@ public final class StorageAPI: HTTPHandler {
     }
     do {
       let query = try queryParameters(request.head)
-      let context = RequestContext(
+      var context = RequestContext(
         request: request, route: route, query: query,
         json: ResourceJSON(
           baseURL: "http://" + (request.headers["host"] ?? fallbackHost.withLock { $0 }),
           fields: RequestOptions.fields(query)))
+      context.json.full = query["projection"] == "full"
       return .success(context)
     } catch {
       return .failure(ResponseFailure(error.response(route.surface.flavour)))
@@ -236,6 +238,7 @@ struct RequestContext: Sendable {
     case .buckets: ""
     case .bucket(let name), .storageLayout(let name), .managedFolders(let name), .objects(let name): name
     case .object(let bucket, _): bucket
+    case .client(let resource): resource.bucket ?? ""
     }
   }
 
@@ -260,7 +263,7 @@ struct RequestContext: Sendable {
     let flavour = self.flavour
     let json = self.json
     let render = { (object: ObjectMetadata) in flavour.object(json, object) }
-    guard let cache else { return ok(render(object), headers: ["etag": object.etag]) }
+    guard let cache, !json.full else { return ok(render(object), headers: ["etag": object.etag]) }
     let key = RenderCache.Key(
       bucket: object.bucket, name: object.name, flavour: flavour, baseURL: json.baseURL, fields: json.fields)
     let cached = cache.body(for: object, key: key, render: render)

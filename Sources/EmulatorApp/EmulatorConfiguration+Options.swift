@@ -30,7 +30,7 @@ extension EmulatorConfiguration {
         $0.api.lenientBuckets = $1
       },
       .bool(
-        "discard_noncurrent_on_bucket_delete",
+        "discard_noncurrent",
         "deleting a bucket holding only noncurrent generations discards them (default: 409 as on GCS)"
       ) { $0.api.discardNoncurrentOnBucketDelete = $1 },
       .string("xml_virtual_host", value: "NAME", default: "localhost", "the XML API answers Host: <bucket>.NAME") {

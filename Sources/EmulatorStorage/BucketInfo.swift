@@ -9,6 +9,8 @@ public struct BucketInfo: Sendable, Equatable {
   public var metageneration: Int64 = 1
   /// The writable fields in GCS's canonical form (see `BucketSettings`): a JSON object.
   public var settings: JSONValue
+  /// ACLs, IAM policy and notification configurations (`BucketAccess`).
+  public var access = BucketAccess()
 
   public init(name: String, timeCreated: Int64, settings: JSONValue? = nil) {
     self.name = name

@@ -8,7 +8,8 @@
 /// `cors` (applied by the download path, not here). `versioning` is applied by the store.
 /// `hierarchicalNamespace` is kept and returned; folder operations are not served (see
 /// `hierarchicalNamespace(_:current:kept:uniform:)`). What the emulator does not emulate at all
-/// (ACLs, autoclass, …) is a 400 that says so, never a silent drop.
+/// (autoclass, …) is a 400 that says so, never a silent drop. `acl`, `defaultObjectAcl` and
+/// `owner` are not settings: the API keeps the ACLs in `BucketAccess` and ignores `owner`, as GCS does.
 public enum BucketSettings {
   public enum Mode: Sendable {
     /// Bucket insert: absent fields take their defaults.
@@ -25,15 +26,14 @@ public enum BucketSettings {
     "retentionPolicy", "defaultEventBasedHold", "softDeletePolicy", "hierarchicalNamespace",
   ]
 
-  static let storageClasses = [
+  public static let storageClasses = [
     "STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE", "MULTI_REGIONAL", "REGIONAL", "DURABLE_REDUCED_AVAILABILITY",
   ]
   static let multiRegions: Set<String> = ["US", "EU", "ASIA"]
   static let dualRegions: Set<String> = ["NAM4", "EUR4", "ASIA1", "EUR5", "EUR7", "EUR8"]
   /// Writable fields whose behaviour the emulator does not have.
   static let notEmulated = [
-    "acl", "defaultObjectAcl", "website", "logging", "encryption", "billing", "customPlacementConfig", "ipFilter",
-    "owner",
+    "website", "logging", "encryption", "billing", "customPlacementConfig", "ipFilter",
   ]
 
   /// A new bucket's settings.

@@ -135,6 +135,7 @@ extension FileBackend {
     if let metageneration = document["metageneration"]?.stringValue.flatMap({ Int64($0) }) {
       info.metageneration = metageneration
     }
+    if let access = document["access"] { info.access = BucketAccess(record: access) }
     return info
   }
 

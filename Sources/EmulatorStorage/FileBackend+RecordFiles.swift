@@ -23,8 +23,23 @@ extension FileBackend {
     json.string("metageneration", String(bucket.metageneration))
     json.key("settings")
     bucket.settings.write(into: &json)
+    json.key("access")
+    bucket.access.json.write(into: &json)
     json.endObject()
     try files.writeAtomically(json.bytes, to: dir + "/bucket.json", temp: tempPath("record"))
+  }
+
+  public func saveProjects(_ state: JSONValue) throws(StorageError) {
+    var json = JSONWriter()
+    state.write(into: &json)
+    try files.writeAtomically(json.bytes, to: root.appendingPathComponent("projects.json").path, temp: tempPath("record"))
+  }
+
+  public func loadProjects() -> JSONValue? {
+    guard let data = FileManager.default.contents(atPath: root.appendingPathComponent("projects.json").path) else {
+      return nil
+    }
+    return try? JSONValue.parse(Array(data))
   }
 
   public func removeBucket(_ name: String) throws(StorageError) {

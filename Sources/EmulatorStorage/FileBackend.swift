@@ -16,6 +16,7 @@ import Synchronization
 ///     tmp/                                         staging and spooled request bodies; emptied at start-up
 ///     uploads/<id>.json, <id>.part                 a resumable upload session and its bytes
 ///     multipart/<id>.json, <id>.<n>.part           an XML multipart upload and its parts
+///     projects.json                                HMAC keys made through the API
 ///     buckets/<bucket>/bucket.json                 the bucket record
 ///     buckets/<bucket>/objects/<hh>/<sha>.json     an object's metadata record
 ///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   its bytes

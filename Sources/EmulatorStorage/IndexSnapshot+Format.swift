@@ -78,6 +78,12 @@ extension IndexSnapshot {
       u64(UInt64(bitPattern: object.timeCreated))
       u64(UInt64(bitPattern: object.updated))
       optionalInt(object.componentCount.map(Int64.init))
+      optionalString(object.storageClass)
+      varint(UInt64(object.acl.count))
+      for entry in object.acl {
+        string(entry.entity)
+        string(entry.role)
+      }
     }
 
     mutating func flushIfFull() throws(StorageError) {
@@ -197,6 +203,9 @@ extension IndexSnapshot {
       object.timeCreated = Int64(bitPattern: try u64())
       object.updated = Int64(bitPattern: try u64())
       object.componentCount = try optionalInt().map { Int($0) }
+      object.storageClass = try optionalString()
+      let aclCount = try count()
+      for _ in 0..<aclCount { object.acl.append(AccessControl(entity: try string(), role: try string())) }
       return object
     }
   }

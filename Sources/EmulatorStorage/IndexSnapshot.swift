@@ -19,7 +19,7 @@ import EmulatorSupport
 /// UTF-8 bytes. The header comes first so the objects can be decoded on one thread while another
 /// indexes them (`ObjectBatches`).
 enum IndexSnapshot {
-  static let magic = Array("storage-emulator index snapshot 2\n".utf8)
+  static let magic = Array("storage-emulator index snapshot 3\n".utf8)
 
   struct Contents {
     var epoch: UInt64

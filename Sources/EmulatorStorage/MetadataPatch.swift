@@ -24,6 +24,10 @@ public struct MetadataPatch: Sendable, Equatable {
   /// Per key: a value sets it, nil deletes it.
   public var customUpdates: [String: String?] = [:]
   public var tokens: TokenChange = .keep
+  /// A new ACL (the query's predefined ACL, or `acl` in the document); nil keeps it.
+  public var acl: [AccessControl]?
+  /// The storage class of a new generation (`storageClass` in an upload's or a rewrite's metadata).
+  public var storageClass: String?
 
   public init() {}
 
@@ -37,11 +41,21 @@ public struct MetadataPatch: Sendable, Equatable {
     /// surfaces, as in production), so `metadata: null` removes them. On the Firebase surface they
     /// live beside custom metadata and survive it.
     public var tokensInCustomMetadata = true
+    /// The document describes a new generation, so `storageClass` is read; a metadata update
+    /// cannot change it (a rewrite does), and ignores it as the read-only field it is there.
+    public var newGeneration = true
+    /// A `predefinedAcl` query parameter: the ACL, whatever `acl` the document has.
+    public var predefinedAcl: String?
 
-    public init(replace: Bool = false, customTimeWritable: Bool = true, tokensInCustomMetadata: Bool = true) {
+    public init(
+      replace: Bool = false, customTimeWritable: Bool = true, tokensInCustomMetadata: Bool = true,
+      newGeneration: Bool = true, predefinedAcl: String? = nil
+    ) {
       self.replace = replace
       self.customTimeWritable = customTimeWritable
       self.tokensInCustomMetadata = tokensInCustomMetadata
+      self.newGeneration = newGeneration
+      self.predefinedAcl = predefinedAcl
     }
   }
 
@@ -76,6 +90,7 @@ public struct MetadataPatch: Sendable, Equatable {
         throw StorageError.invalid("Field '\(field.rawValue)' must be a string or null.")
       }
     }
+    try readAccess(latest, options: options)
     switch latest["metadata"] {
     case nil:
       if options.replace {
@@ -142,11 +157,28 @@ public struct MetadataPatch: Sendable, Equatable {
     for (key, value) in customUpdates {
       if let value { object.custom[key] = value } else { object.custom.removeValue(forKey: key) }
     }
+    if let acl { object.acl = acl }
+    if let storageClass { object.storageClass = storageClass }
     switch tokens {
     case .keep: break
     case .replace(let list): object.downloadTokens = Self.unique(list)
     case .add(let list): object.downloadTokens = Self.unique(object.downloadTokens + list)
     }
+  }
+
+  /// `acl`, the predefined ACL and (for a new generation) `storageClass`.
+  private mutating func readAccess(_ latest: [String: JSONValue], options: Options) throws(StorageError) {
+    // The predefined ACL wins: the clients send it with an empty `acl` beside it.
+    if let name = options.predefinedAcl {
+      acl = try AccessControl.predefined(name, scope: .object)
+    } else if let value = latest["acl"], value != .null {
+      acl = try AccessControl.list(json: value, scope: .object)
+    }
+    guard options.newGeneration, let value = latest["storageClass"], value != .null else { return }
+    guard let text = value.stringValue, BucketSettings.storageClasses.contains(text.uppercased()) else {
+      throw StorageError.invalid("Invalid storageClass: use STANDARD, NEARLINE, COLDLINE or ARCHIVE.")
+    }
+    storageClass = text.uppercased()
   }
 
   private static func unique(_ list: [String]) -> [String] {

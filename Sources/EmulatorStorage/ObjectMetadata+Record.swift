@@ -31,6 +31,11 @@ extension ObjectMetadata {
     json.string("timeCreated", String(timeCreated))
     json.string("updated", String(updated))
     if let componentCount { json.raw("componentCount", String(componentCount)) }
+    json.optionalString("storageClass", storageClass)
+    if !acl.isEmpty {
+      json.key("acl")
+      JSONValue.array(acl.map(\.json)).write(into: &json)
+    }
     json.endObject()
     return json.bytes
   }
@@ -85,5 +90,7 @@ extension ObjectMetadata {
       downloadTokens = tokens.compactMap(\.stringValue)
     }
     if case .number(let count)? = document["componentCount"] { componentCount = Int(count) }
+    storageClass = document["storageClass"]?.stringValue
+    acl = AccessControl.records(document["acl"])
   }
 }

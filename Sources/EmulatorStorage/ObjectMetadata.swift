@@ -28,6 +28,10 @@ public struct ObjectMetadata: Sendable, Equatable {
   /// Milliseconds since the epoch.
   public var updated: Int64
   public var componentCount: Int?
+  /// The storage class; nil (records from before it was kept) reads as STANDARD.
+  public var storageClass: String?
+  /// The object's ACL (`AccessControl`); kept, returned with `projection=full`, never enforced.
+  public var acl: [AccessControl] = []
 
   public init(
     bucket: String, name: String, generation: Int64, size: Int64, md5: [UInt8]?, crc32c: UInt32,
@@ -95,9 +99,10 @@ public struct ObjectMetadata: Sendable, Equatable {
       }
       && lhs.downloadTokens.elementsEqual(rhs.downloadTokens, by: same)
       && lhs.timeCreated == rhs.timeCreated && lhs.updated == rhs.updated && lhs.componentCount == rhs.componentCount
+      && lhs.storageClass == rhs.storageClass && lhs.acl == rhs.acl
   }
 
-  private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+  static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
     var rest = value
     while rest >= 0x80 {
       bytes.append(UInt8(rest & 0x7F) | 0x80)

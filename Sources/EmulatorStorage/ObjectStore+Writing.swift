@@ -142,6 +142,11 @@ extension ObjectStore {
           bucket: bucket, name: name, generation: nextGeneration(), size: staged.size, md5: md5, crc32c: crc32c,
           now: Timestamp.nowMilliseconds())
         object.componentCount = componentCount
+        // A new generation starts with the bucket's default object ACL and storage class.
+        if let info = index.withLock({ $0[bucket]?.info }) {
+          object.acl = info.access.defaultObjectAcl
+          object.storageClass = info.defaultStorageClass
+        }
         prepare(&object)
         upload.patch.apply(to: &object)
         if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }

@@ -36,6 +36,10 @@ public protocol StorageBackend: Sendable {
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
   /// Saves the whole index so the next `load` is fast (called with no write in progress).
   func saveSnapshot(_ state: LoadedState) throws(StorageError)
+  /// Saves the project-level state (HMAC keys made through the API), replacing what was saved.
+  func saveProjects(_ state: JSONValue) throws(StorageError)
+  /// What `saveProjects` last saved; nil when nothing was (or the backend keeps nothing).
+  func loadProjects() -> JSONValue?
   /// Where unfinished uploads of `kind` keep their records and bytes: beside the objects, so
   /// they share the backend's lifetime (on disk they survive a restart, in memory they do not).
   /// The same space for every call with one kind.
@@ -47,5 +51,7 @@ public protocol StorageBackend: Sendable {
 
 extension StorageBackend {
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
+  public func saveProjects(_ state: JSONValue) throws(StorageError) {}
+  public func loadProjects() -> JSONValue? { nil }
 }
 

@@ -193,7 +193,8 @@ private let multipartPath = "/upload/storage/v1/b/bkt/o?uploadType=multipart"
     (#"{"name":"bad-one","retentionPolicy":{"retentionPeriod":"0"}}"#, "retentionPolicy"),
     (#"{"name":"bad-one","lifecycle":{"rule":[{"action":{"type":"Explode"},"condition":{"age":1}}]}}"#, "Explode"),
     (#"{"name":"bad-one","hierarchicalNamespace":{"enabled":true}}"#, "requires uniform bucket-level access"),
-    (#"{"name":"bad-one","acl":[{"entity":"allUsers","role":"READER"}]}"#, "not emulated"),
+    (#"{"name":"bad-one","website":{"mainPageSuffix":"index.html"}}"#, "not emulated"),
+    (#"{"name":"bad-one","acl":[{"entity":"everyone","role":"READER"}]}"#, "Invalid ACL entity"),
   ])
   func refusedValuesAre400AndCreateNothing(_ body: String, _ message: String) {
     let reply = h.call("POST", "/storage/v1/b", body)

@@ -55,7 +55,22 @@ import Testing
         case .managedFolders: "/bkt/managedFolders"
         case .objects: "/bkt/o"
         case .object: "/bkt/o/obj" + suffix
+        case .bucketACLs: "/bkt/acl"
+        case .bucketACL: "/bkt/acl/allUsers"
+        case .defaultObjectACLs: "/bkt/defaultObjectAcl"
+        case .defaultObjectACL: "/bkt/defaultObjectAcl/allUsers"
+        case .objectACLs: "/bkt/o/obj/acl"
+        case .objectACL: "/bkt/o/obj/acl/allUsers"
+        case .iamPolicy: "/bkt/iam"
+        case .iamTestPermissions: "/bkt/iam/testPermissions"
+        case .notificationConfigs: "/bkt/notificationConfigs"
+        case .notificationConfig: "/bkt/notificationConfigs/1"
+        case .serviceAccount: "/serviceAccount"
+        case .hmacKeys: "/hmacKeys"
+        case .hmacKey: "/hmacKeys/GOOG1"
         }
+      // The project resources live under /storage/v1/projects/{p}, not under a bucket.
+      let project = [ResourceKind.serviceAccount, .hmacKeys, .hmacKey].contains(kind)
       for surface in surfaces {
         var extra: [String] = []
         if required.contains(.resumableStart) {
@@ -66,7 +81,8 @@ import Testing
           }
         }
         let all = (query + extra).filter { !(extra.isEmpty == false && $0 == "uploadType=media") }
-        paths.append(prefixes[surface]! + tail + (all.isEmpty ? "" : "?" + all.joined(separator: "&")))
+        let base = project ? "/storage/v1/projects/p" : prefixes[surface]!
+        paths.append(base + tail + (all.isEmpty ? "" : "?" + all.joined(separator: "&")))
       }
       query = []
     }

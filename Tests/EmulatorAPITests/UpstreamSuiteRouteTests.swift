@@ -35,7 +35,7 @@ import Testing
     #expect(refused.text.contains("not empty"), "\(refused.text)")
   }
 
-  /// The same fixture with `--discard-noncurrent-on-bucket-delete` (fake-gcs-server's behaviour):
+  /// The same fixture with `--discard-noncurrent` (fake-gcs-server's behaviour):
   /// the delete succeeds and the bucket made again under the name has no old generation.
   @Test func gcsfsVersionedFixtureDeletesAndRecreatesTheBucketWhenDiscarding() throws {
     var limits = APILimits()

@@ -39,6 +39,9 @@ public enum RoutePattern: Sendable, Equatable {
 /// The kinds of resource `Route.match` finds on the JSON surfaces.
 public enum ResourceKind: Int, Sendable, CaseIterable {
   case buckets, bucket, storageLayout, managedFolders, objects, object
+  /// `ClientResource`s: ACL collections and entries, IAM, notifications, project resources.
+  case bucketACLs, bucketACL, defaultObjectACLs, defaultObjectACL, objectACLs, objectACL
+  case iamPolicy, iamTestPermissions, notificationConfigs, notificationConfig, serviceAccount, hmacKeys, hmacKey
 }
 
 /// What an XML API request addresses.

@@ -159,6 +159,7 @@ extension Resource {
     case .managedFolders: .managedFolders
     case .objects: .objects
     case .object: .object
+    case .client(let resource): resource.kind
     }
   }
 }

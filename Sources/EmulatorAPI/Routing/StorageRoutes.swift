@@ -13,7 +13,7 @@ extension StorageAPI {
   /// The surfaces with object metadata: the GCS ones and Firebase `/v0/b…`.
   private static let metadataSurfaces: [Surface] = [.json, .bare, .firebase]
 
-  public static let routes: [RouteEntry] = bucketRoutes + objectRoutes + xmlRoutes + ownRoutes
+  public static let routes: [RouteEntry] = bucketRoutes + objectRoutes + xmlRoutes + ownRoutes + clientRoutes
 
   // MARK: JSON: buckets (`/storage/v1/b`, `/b`)
 

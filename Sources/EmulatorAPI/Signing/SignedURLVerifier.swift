@@ -11,8 +11,13 @@ import _CryptoExtras
 /// canonical request and string-to-sign exactly as GCS documents them.
 public struct SignedURLVerifier: Sendable {
   public let keys: SigningKeys
+  /// HMAC keys made through the JSON API (`hmacKeys`); an ACTIVE one verifies like a configured one.
+  public let madeKeys: HMACKeyRing
 
-  public init(keys: SigningKeys = SigningKeys()) { self.keys = keys }
+  public init(keys: SigningKeys = SigningKeys(), madeKeys: HMACKeyRing = HMACKeyRing()) {
+    self.keys = keys
+    self.madeKeys = madeKeys
+  }
 
   /// The parts of a request a signature covers.
   public struct Request: Sendable {
@@ -113,7 +118,8 @@ public struct SignedURLVerifier: Sendable {
     guard let signature = Hex.decode(signatureText) else {
       throw .invalid("X-Goog-Signature must be hexadecimal.")
     }
-    guard !keys.isEmpty else { return }
+    let madeKey = algorithm == "GOOG4-HMAC-SHA256" && madeKeys.activeSecret(credential.id) != nil
+    guard !keys.isEmpty || madeKey else { return }
 
     var failure: SignedURLError?
     for path in Self.pathCandidates(request.rawPath) {
@@ -140,7 +146,7 @@ public struct SignedURLVerifier: Sendable {
     -> Bool
   {
     if algorithm == "GOOG4-HMAC-SHA256" {
-      guard let secret = keys.hmac[credential.id] else {
+      guard let secret = keys.hmac[credential.id] ?? madeKeys.activeSecret(credential.id) else {
         throw .mismatch("No HMAC key with access ID '\(credential.id)' is configured.")
       }
       let key = Self.hmacSigningKey(secret: secret, date: credential.date, location: credential.location)

@@ -219,6 +219,7 @@ extension StorageAPI {
     for (key, value) in headers where key.hasPrefix("x-goog-meta-") && key.count > 12 {
       patch.customUpdates[String(key.dropFirst(12))] = .some(value)
     }
+    try xmlAccess(headers, into: &patch)
     return patch
   }
 
@@ -234,7 +235,7 @@ extension StorageAPI {
     headers.add("x-goog-metageneration", String(object.metageneration))
     headers.add("x-goog-stored-content-length", String(object.size))
     headers.add("x-goog-stored-content-encoding", object.contentEncoding ?? "identity")
-    headers.add("x-goog-storage-class", "STANDARD")
+    headers.add("x-goog-storage-class", object.storageClass ?? "STANDARD")
     return headers
   }
 }

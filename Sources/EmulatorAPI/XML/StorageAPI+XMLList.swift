@@ -155,6 +155,8 @@ extension StorageAPI {
       where patch.fields[field] == nil {
         patch.fields[field] = .remove
       }
+    } else {
+      try Self.xmlAccess(headers, into: &patch)
     }
     let object = try store.copy(
       from: sourceBucket, sourceName, sourceConditions: sourceConditions, to: bucket, name,

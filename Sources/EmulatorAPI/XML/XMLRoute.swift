@@ -27,7 +27,7 @@ public struct XMLRoute: Sendable, Equatable {
   }
 
   /// First path segments that belong to the emulator's other surfaces.
-  static let reserved: Set<String> = ["b", "v0", "storage", "upload", "download", "resumable", "internal", "ui"]
+  static let reserved: Set<String> = ["b", "v0", "storage", "upload", "download", "resumable", "internal", "ui", "batch"]
 
   /// The XML route of a request, or nil when it is not one (the JSON router then answers).
   /// `host` is the configured virtual host (`localhost`: `Host: bkt.localhost:9199`).
