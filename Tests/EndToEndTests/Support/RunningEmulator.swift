@@ -13,7 +13,7 @@ final class RunningEmulator {
 
   /// - Parameter folder: reuse a folder (a restart); a new temporary one otherwise.
   init(folder: URL? = nil, inMemory: Bool = false, configure: (inout EmulatorConfiguration) -> Void = { _ in }) throws {
-    let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("se-e2e-\(UUID().uuidString)")
+    let folder = try folder ?? TemporaryFolder.make("se-e2e")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     self.folder = folder
     self.ownsFolder = true
