@@ -55,8 +55,11 @@ struct ResponseWriter {
         case .failed: return (.failed, moved)
         }
       }
-      bytes.removeAll(keepingCapacity: true)
-      offset = 0
+      if !bytes.isEmpty {
+        // Not kept for the next response: a large in-memory body would stay allocated while idle.
+        bytes = []
+        offset = 0
+      }
       if let current = file {
         if current.offset >= current.end {
           file = nil

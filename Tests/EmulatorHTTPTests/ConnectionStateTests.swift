@@ -8,7 +8,7 @@ import Testing
   typealias Event = ConnectionState.Event
 
   /// Applies `events` in order, expecting each to be accepted.
-  private func state(after events: [Event]) -> ConnectionState {
+  private func reached(_ events: [Event]) -> ConnectionState {
     var state = ConnectionState()
     for event in events {
       let accepted = state.apply(event)
@@ -20,47 +20,55 @@ import Testing
   @Test func aKeepAliveRequestGoesBackToReading() {
     var state = ConnectionState()
     #expect(state.phase == .reading && state.acceptsRequests)
-    #expect(state.apply(.requestDispatched))
+    let accepted1 = state.apply(.requestDispatched)
+    #expect(accepted1)
     #expect(state.phase == .handling && !state.acceptsRequests)
-    #expect(state.apply(.responseQueued(last: false)))
+    let accepted2 = state.apply(.responseQueued(last: false))
+    #expect(accepted2)
     #expect(state.phase == .writing(thenClose: false, blocked: false))
-    #expect(state.apply(.writeFinished))
+    let accepted3 = state.apply(.writeFinished)
+    #expect(accepted3)
     #expect(state.phase == .reading)
   }
 
   @Test func theLastResponseEndsInLingeringThenClosed() {
-    var state = state(after: [.requestDispatched, .responseQueued(last: true), .writeBlocked])
+    var state = reached([.requestDispatched, .responseQueued(last: true), .writeBlocked])
     #expect(state.phase == .writing(thenClose: true, blocked: true))
-    #expect(state.apply(.writeFinished))
+    let accepted4 = state.apply(.writeFinished)
+    #expect(accepted4)
     #expect(state.phase == .lingering)
-    #expect(state.apply(.close))
+    let accepted5 = state.apply(.close)
+    #expect(accepted5)
     #expect(state.phase == .closed)
   }
 
   @Test func aFailureBeforeDispatchIsTheLastResponse() {
-    let state = state(after: [.failureQueued])
+    let state = reached([.failureQueued])
     #expect(state.phase == .writing(thenClose: true, blocked: false))
   }
 
   @Test func anInterimResponseReturnsToReadingTheBody() {
-    let state = state(after: [.interimQueued, .writeBlocked, .writeFinished])
+    let state = reached([.interimQueued, .writeBlocked, .writeFinished])
     #expect(state.phase == .reading)
   }
 
   @Test func quiescingMakesTheNextResponseTheLast() {
-    var state = state(after: [.requestDispatched, .quiesce])
-    #expect(state.apply(.responseQueued(last: false)))
+    var state = reached([.requestDispatched, .quiesce])
+    let accepted6 = state.apply(.responseQueued(last: false))
+    #expect(accepted6)
     #expect(state.phase == .writing(thenClose: true, blocked: false))
     // A response already being written when the server quiesces ends the connection too.
-    var writing = self.state(after: [.requestDispatched, .responseQueued(last: false), .quiesce])
-    #expect(writing.apply(.writeFinished))
+    var writing = reached([.requestDispatched, .responseQueued(last: false), .quiesce])
+    let accepted7 = writing.apply(.writeFinished)
+    #expect(accepted7)
     #expect(writing.phase == .lingering)
   }
 
   @Test func endOfInputIsRememberedAndStopsReading() {
-    var state = state(after: [.requestDispatched])
+    var state = reached([.requestDispatched])
     #expect(state.interest(backlogFull: false) == .init(reading: true, writing: false))
-    #expect(state.apply(.inputEnded))
+    let accepted8 = state.apply(.inputEnded)
+    #expect(accepted8)
     #expect(state.inputEnded && state.phase == .handling)
     #expect(state.interest(backlogFull: false) == .init(reading: false, writing: false))
   }
@@ -97,10 +105,10 @@ import Testing
   /// flight or while a response is still being written, and a response with nothing in flight.
   @Test func illegalTransitionsAreRefusedAndChangeNothing() {
     let reading = ConnectionState()
-    let handling = state(after: [.requestDispatched])
-    let writing = state(after: [.requestDispatched, .responseQueued(last: false)])
-    let lingering = state(after: [.failureQueued, .writeFinished])
-    let closed = state(after: [.close])
+    let handling = reached([.requestDispatched])
+    let writing = reached([.requestDispatched, .responseQueued(last: false)])
+    let lingering = reached([.failureQueued, .writeFinished])
+    let closed = reached([.close])
     let refused: [(ConnectionState, [Event])] = [
       (reading, [.responseQueued(last: false), .writeBlocked, .writeYielded, .writeFinished]),
       (handling, [.requestDispatched, .interimQueued, .failureQueued, .writeBlocked, .writeFinished]),
@@ -111,7 +119,8 @@ import Testing
     for (start, events) in refused {
       for event in events {
         var state = start
-        #expect(!state.apply(event), "\(event) accepted in \(start.phase)")
+        let accepted9 = state.apply(event)
+        #expect(!accepted9, "\(event) accepted in \(start.phase)")
         #expect(state == start)
       }
     }
@@ -120,8 +129,9 @@ import Testing
   @Test func closingIsLegalFromEveryOpenPhase() {
     let paths: [[Event]] = [[], [.requestDispatched], [.interimQueued], [.failureQueued, .writeFinished]]
     for path in paths {
-      var state = state(after: path)
-      #expect(state.apply(.close))
+      var state = reached(path)
+      let accepted10 = state.apply(.close)
+      #expect(accepted10)
       #expect(state.phase == .closed)
     }
   }

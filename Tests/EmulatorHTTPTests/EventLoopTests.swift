@@ -5,6 +5,8 @@ import Testing
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// Each event loop implementation on its own (epoll and poll): work handed to it runs on its one
@@ -64,7 +66,12 @@ import Testing
   @Test(arguments: kinds)
   func readinessOfARegisteredSocketReachesItsHandler(kind: EventLoopKind) throws {
     var pair: [Int32] = [0, 0]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+    #if canImport(Glibc)
+      let stream = Int32(SOCK_STREAM.rawValue)
+    #else
+      let stream = SOCK_STREAM
+    #endif
+    #expect(socketpair(AF_UNIX, stream, 0, &pair) == 0)
     let fds = pair
     defer {
       close(fds[0])

@@ -41,9 +41,15 @@ import Testing
     let folder = try TemporaryFolder.make("se-http-pipeline")
     defer { try? FileManager.default.removeItem(at: folder) }
     let path = folder.appendingPathComponent("big").path
-    // 8 MiB of a pattern that shows any bytes out of place: far more than the socket buffers hold.
+    // 8 MiB, far more than the socket buffers hold, of a pattern with a prime period that shows
+    // any bytes out of place. Letters only, so the client's UTF-8 view of the stream needs no
+    // repairs.
     let size = 8 << 20
-    let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) }
+    let period = (0..<4093).map { UInt8(ascii: "a") + UInt8($0 * 7 % 26) }
+    var content: [UInt8] = []
+    content.reserveCapacity(size + period.count)
+    while content.count < size { content += period }
+    content.removeLast(content.count - size)
     #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
     var configuration = HTTPServerConfiguration()
     configuration.port = 0
