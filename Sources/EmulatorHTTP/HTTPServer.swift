@@ -49,7 +49,7 @@ public final class HTTPServer: @unchecked Sendable {
 
   /// Binds, listens and starts accepting. Returns the bound port.
   public func start() throws(SocketError) -> Int {
-    if let problem = configuration.eventLoop.problem { throw SocketError(problem, code: EINVAL) }
+    if let problem = configuration.eventLoop.problem { throw SocketError(problem, code: 0) }
     signal(SIGPIPE, SIG_IGN)
     connectionCap = min(configuration.maxConnections, Self.raiseFileLimit() - 64)
     let fd = try Self.bindListener(host: configuration.host, port: configuration.port)
