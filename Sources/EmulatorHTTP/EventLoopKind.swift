@@ -58,7 +58,8 @@ public enum EventLoopKind: Sendable, Equatable, CustomStringConvertible {
         return "the epoll event loop exists on Linux only; use 'portable'"
       #endif
     case .unrecognized(let name):
-      return "unknown event loop '\(name)' (from \(Self.environmentVariable) or the configuration); use 'epoll' or 'portable'"
+      return "unknown event loop '\(name)' (from \(Self.environmentVariable) or the configuration); "
+        + "use 'epoll' or 'portable'"
     }
   }
 }
