@@ -61,7 +61,9 @@ let package = Package(
       providers: [.apt(["libcurl4-openssl-dev"])]
     ),
     .testTarget(name: "EmulatorSupportTests", dependencies: ["EmulatorSupport"]),
-    .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP"]),
+    // Test-only fixtures shared by the test targets: the raw-socket client, temporary folders.
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .testTarget(name: "EmulatorHTTPTests", dependencies: ["EmulatorHTTP", "TestSupport"]),
     .testTarget(
       name: "EmulatorRulesTests", dependencies: ["EmulatorRules", "EmulatorStorage"],
       resources: [.copy("Fixtures")]
@@ -82,7 +84,7 @@ let package = Package(
     .testTarget(name: "EmulatorAppTests", dependencies: ["EmulatorApp", "EmulatorHTTP"]),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["EmulatorApp", "EmulatorStorage", "EmulatorRules", "CCurl"]
+      dependencies: ["EmulatorApp", "EmulatorStorage", "EmulatorRules", "CCurl", "TestSupport"]
     ),
   ]
 )

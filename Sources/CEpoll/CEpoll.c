@@ -1,5 +1,7 @@
 #include "CEpoll.h"
 
+#ifdef __linux__
+
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
@@ -28,3 +30,46 @@ int cepoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int ti
 }
 
 int cepoll_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+#else
+
+/* No epoll here: the Swift side selects the poll(2) loop and never calls these; if it did, each
+   fails with ENOSYS. */
+#include <errno.h>
+
+const uint32_t cepoll_in = 0;
+const uint32_t cepoll_out = 0;
+const uint32_t cepoll_err = 0;
+const uint32_t cepoll_hup = 0;
+
+int cepoll_create(void) {
+  errno = ENOSYS;
+  return -1;
+}
+
+int cepoll_control(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+  (void)epfd;
+  (void)op;
+  (void)fd;
+  (void)events;
+  (void)data;
+  errno = ENOSYS;
+  return -1;
+}
+
+int cepoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms) {
+  (void)epfd;
+  (void)events;
+  (void)data;
+  (void)capacity;
+  (void)timeout_ms;
+  errno = ENOSYS;
+  return -1;
+}
+
+int cepoll_eventfd(void) {
+  errno = ENOSYS;
+  return -1;
+}
+
+#endif

@@ -11,9 +11,8 @@ int cfiles_exchange(const char *first, const char *second) {
 #elif defined(__APPLE__)
   return renamex_np(first, second, RENAME_SWAP);
 #else
-  (void)first;
-  (void)second;
-  errno = ENOSYS;
-  return -1;
+  /* No atomic swap on this system: replace `second` with `first` (atomic too, but `first` is
+     then gone instead of holding the old contents, which the caller only removes anyway). */
+  return rename(first, second);
 #endif
 }

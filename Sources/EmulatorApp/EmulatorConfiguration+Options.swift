@@ -104,6 +104,14 @@ extension EmulatorConfiguration {
         $0.server.eventLoops = $1
       },
       .string(
+        "event_loop", value: "KIND", default: "epoll on Linux",
+        "epoll (Linux) or portable (poll(2), what other systems use)"
+      ) { configuration, text throws(ConfigurationError) in
+        let kind = EventLoopKind(name: text)
+        if case .unrecognized = kind { throw ConfigurationError("must be epoll or portable, got '\(text)'") }
+        configuration.server.eventLoop = kind
+      },
+      .string(
         "rules", value: "FILE", default: "none",
         "Firebase security rules enforced on /v0 (reloaded when the file changes); none: all allowed"
       ) {

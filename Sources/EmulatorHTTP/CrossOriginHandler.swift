@@ -247,19 +247,10 @@ public struct CrossOriginHandler: HTTPHandler {
     for value in values {
       for part in value.split(separator: ",") {
         let name = part.trimmingASCIIWhitespace().lowercased()
-        if !name.isEmpty && name.utf8.allSatisfy(isTokenByte) && !names.contains(name) { names.append(name) }
+        if !name.isEmpty && name.utf8.allSatisfy(HTTPSyntax.isToken) && !names.contains(name) { names.append(name) }
       }
     }
     return names
-  }
-
-  private static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"):
-      true
-    default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
   }
 
   /// The name part of a `Host` value, for the hint in a refusal.

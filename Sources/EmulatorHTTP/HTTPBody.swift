@@ -3,6 +3,8 @@ import Synchronization
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// A request body that was too large to keep in memory and was written to a file as it arrived.

@@ -6,46 +6,37 @@ import Dispatch
   import Darwin
 #endif
 
-/// One accepted socket.
+/// One accepted socket: reads requests, hands them to the handler one at a time and writes the
+/// responses in request order (the swift-nio pipelining rule). What it is doing is `state`, a
+/// `ConnectionState` whose one table holds the legal transitions; this class does the I/O.
 ///
 /// Invariant: every `var` of this class is read and written only on `loop`'s thread (readiness is
 /// delivered there, and every closure that touches it is sent there with `loop.execute`). That is
 /// what makes the `@unchecked Sendable` sound; the compiler does not check it.
 ///
-/// One request is in flight at a time: pipelined requests wait in the decoder (at most about 1 MiB
-/// of them; past that, and while a response is still being written, reading stops) and are
-/// answered in order (the swift-nio pipelining rule).
+/// Pipelined requests wait in the decoder (at most about 1 MiB of them while one is in flight;
+/// past that, and while a response is being written, reading stops).
 final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   let id: Int
   let fd: Int32
-  let loop: EventLoop
+  let loop: any EventLoop
   private let server: HTTPServer
   private var decoder: HTTPRequestDecoder
-  /// Readiness asked of the loop now.
-  private var readingWanted = true
-  /// A response waits for the socket to drain.
-  private var waitingWritable = false
-  private var outbound: [UInt8] = []
-  private var outboundOffset = 0
-  private var inFlight = false
+  private(set) var state = ConnectionState()
+  private var writer = ResponseWriter()
+  /// Where a large request body is being written.
+  private var spool = RequestSpool()
+  /// The readiness the loop was last asked for (a system call only when it changes).
+  private var registered = ConnectionState.Interest(reading: true, writing: false)
+  /// `process` is on the stack: a re-entrant call (a response answered inline completes and
+  /// flushes while its loop runs) returns at once, so pipelined requests never nest.
   private var processing = false
-  private var closeAfterFlush = false
-  private var lingering = false
-  private var closing = false
-  private var closeWhenIdleRequested = false
-  /// The peer shut down its sending side: answer what is buffered, then close.
-  private var peerClosed = false
+  private var deadlineArmed = false
   private var lastProgress = DispatchTime.now()
   /// When the first byte of the current request head arrived (slowloris deadline).
   private var headStarted: DispatchTime?
-  private var deadlineArmed = false
-  /// The file a large request body is being written to.
-  private var spool: (fd: Int32, path: String, size: Int)?
-  /// A response body still to send after `outbound`.
-  private var pendingFile: (region: FileRegion, offset: Int, end: Int)?
-  private var pendingStream: (any HTTPBodyStream)?
 
-  init(id: Int, fd: Int32, server: HTTPServer, loop: EventLoop) {
+  init(id: Int, fd: Int32, server: HTTPServer, loop: any EventLoop) {
     self.id = id
     self.fd = fd
     self.server = server
@@ -59,23 +50,19 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     var one: Int32 = 1
     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-    guard loop.register(fd, self, reading: true, writing: false) else {
-      closing = true
-      loop.deregister(fd)
-      _ = Glibc.close(fd)
-      server.connectionDidClose(id)
+    guard loop.register(fd, self, reading: registered.reading, writing: registered.writing) else {
+      close()
       return
     }
     touch()
   }
 
   func handleEvents(readable canRead: Bool, writable canWrite: Bool, failed: Bool) {
-    guard !closing else { return }
-    if waitingWritable && (canWrite || failed) { flush() }
-    guard !closing else { return }
-    if readingWanted && (canRead || failed) {
+    if registered.writing && (canWrite || failed) { flush() }
+    guard state.phase != .closed else { return }
+    if registered.reading && (canRead || failed) {
       readable()
-    } else if failed && !waitingWritable {
+    } else if failed && !registered.writing {
       // The peer is gone (reset) while nothing is read or written: level-triggered, this would
       // be reported again and again.
       close()
@@ -85,7 +72,7 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   // MARK: Reading
 
   private func readable() {
-    guard !closing else { return }
+    let lingering = state.phase == .lingering
     let count = withUnsafeTemporaryAllocation(byteCount: 65536, alignment: 16) { buffer -> Int in
       let count = read(fd, buffer.baseAddress, buffer.count)
       if count > 0 && !lingering {
@@ -102,25 +89,25 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
       }
       process()
     } else if count == 0 {
-      if inFlight || !outbound.isEmpty || pendingFile != nil || pendingStream != nil {
-        peerClosed = true
-        updateReadInterest()
-      } else {
+      // Everything complete was decoded as it arrived: with nothing in progress, there is
+      // nothing left to answer.
+      if state.phase == .reading || lingering {
         close()
+      } else {
+        transition(.inputEnded)
+        updateInterest()
       }
     } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
       close()
     }
   }
 
-  /// Decodes and starts the next request, if any is complete and none is in flight. Re-entrant
-  /// calls (a response answered inline completes and flushes while the loop runs) return at once:
-  /// the running loop goes on, so pipelined requests never nest on the stack.
+  /// Decodes and starts the next request while the connection accepts one and one is complete.
   private func process() {
     guard !processing else { return }
     processing = true
     defer { processing = false }
-    while !inFlight && !closing && !closeAfterFlush {
+    while state.acceptsRequests {
       let event: HTTPDecoderEvent
       let handler = server.handler
       var refusal: HTTPResponse?
@@ -133,82 +120,41 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
           return handler.bodyLimit(for: head)
         })
       } catch {
-        send((refusal ?? failure(error)).encoded(close: true), thenClose: true)
+        fail(refusal ?? failure(error))
         return
       }
       switch event {
       case .needMoreData:
-        if peerClosed {
+        if state.inputEnded {
           close()
           return
         }
-        updateReadInterest()
-        return
       case .continueExpected:
-        send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), thenClose: false)
+        transition(.interimQueued)
+        writer.enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        flush()
+        continue
       case .bodyPart(let part):
-        guard spoolPart(part) else {
-          let error = HTTPParseError(507, "The request body could not be written to disk.")
-          send(failure(error).encoded(close: true), thenClose: true)
-          return
-        }
+        guard spool.append(part, newPath: server.spoolPath) else { return failSpool() }
+        continue
       case .request(var request):
-        if spool != nil {
-          guard spoolPart(request.body), let file = finishSpool() else {
-            let error = HTTPParseError(507, "The request body could not be written to disk.")
-            send(failure(error).encoded(close: true), thenClose: true)
-            return
+        if spool.isActive {
+          guard spool.append(request.body, newPath: server.spoolPath), let file = spool.finish() else {
+            return failSpool()
           }
           request.body = []
           request.bodyFile = file
         }
         dispatch(request)
+        continue
       }
+      break
     }
-    updateReadInterest()
+    updateInterest()
   }
 
-  // MARK: Spooling large bodies
-
-  /// Appends a piece of a large body to the spool file (page-cache writes of at most
-  /// `spoolThresholdBytes`; nothing is synced).
-  private func spoolPart(_ part: [UInt8]) -> Bool {
-    if spool == nil {
-      let path = server.spoolPath()
-      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-      guard fd >= 0 else { return false }
-      spool = (fd, path, 0)
-    }
-    guard let current = spool else { return false }
-    var offset = 0
-    while offset < part.count {
-      let written = part.withUnsafeBytes { write(current.fd, $0.baseAddress! + offset, $0.count - offset) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else {
-        abandonSpool()
-        return false
-      }
-      offset += written
-    }
-    spool = (current.fd, current.path, current.size + part.count)
-    return true
-  }
-
-  private func finishSpool() -> SpooledFile? {
-    guard let current = spool else { return nil }
-    spool = nil
-    guard Glibc.close(current.fd) == 0 else {
-      unlink(current.path)
-      return nil
-    }
-    return SpooledFile(path: current.path, size: current.size)
-  }
-
-  private func abandonSpool() {
-    guard let current = spool else { return }
-    spool = nil
-    _ = Glibc.close(current.fd)
-    unlink(current.path)
+  private func failSpool() {
+    fail(failure(HTTPParseError(507, "The request body could not be written to disk.")))
   }
 
   /// The answer to a request that cannot be read further: the handler sees its head when it
@@ -218,17 +164,20 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     return server.handler.errorResponse(for: error)
   }
 
+  // MARK: Handling
+
   private func dispatch(_ request: HTTPRequest) {
-    inFlight = true
+    transition(.requestDispatched)
     headStarted = nil
-    updateReadInterest()
     switch server.handler.start(request) {
     case .respond(let response):
       // `process` is on the stack and picks up the next pipelined request itself.
       complete(request.head, response)
     case .deferred(let work):
+      updateInterest()
       work(HTTPResponder { [self] make in loop.execute { [self] in complete(request.head, make()) } })
     case .blocking(let work):
+      updateInterest()
       server.lane().async { [self] in
         let response = work()
         loop.execute { [self] in complete(request.head, response) }
@@ -237,156 +186,83 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   }
 
   private func complete(_ head: HTTPRequestHead, _ response: HTTPResponse) {
-    inFlight = false
-    guard !closing else { return }
+    // The connection may have closed while the handler ran.
+    guard state.phase == .handling else { return }
     touch()
-    let close = !head.keepAlive || closeWhenIdleRequested
+    transition(.responseQueued(last: !head.keepAlive))
+    guard case .writing(let last, _) = state.phase else { return }
     let includeBody =
       head.method != "HEAD" && response.status >= 200 && response.status != 204 && response.status != 304
-    if includeBody, let region = response.bodyFile {
-      pendingFile = (region, region.offset, region.offset + region.length)
-    } else if includeBody, let stream = response.bodyStream {
-      pendingStream = stream
-    }
-    send(response.encoded(includeBody: head.method != "HEAD", close: close), thenClose: close)
-    if !closing && !closeAfterFlush { process() }
+    let file = includeBody ? response.bodyFile : nil
+    let stream = includeBody && file == nil ? response.bodyStream : nil
+    writer.enqueue(response.encoded(includeBody: head.method != "HEAD", close: last), file: file, stream: stream)
+    flush()
   }
 
   // MARK: Writing
 
-  private func send(_ bytes: [UInt8], thenClose: Bool) {
-    if outbound.isEmpty {
-      outbound = bytes
-      outboundOffset = 0
-    } else {
-      outbound.append(contentsOf: bytes)
-    }
-    if thenClose { closeAfterFlush = true }
+  /// Answers an error without the handler, then closes.
+  private func fail(_ response: HTTPResponse) {
+    guard transition(.failureQueued) else { return }
+    writer.enqueue(response.encoded(close: true))
     flush()
   }
 
+  /// Writes what the socket takes, then follows the state: waits for writability, lets the
+  /// loop run a yielding stream later, lingers after the last response, or reads on.
   private func flush() {
-    while true {
-      guard drainOutbound() else { return }
-      if let file = pendingFile {
-        if file.offset >= file.end {
-          pendingFile = nil
-          continue
-        }
-        var offset = off_t(file.offset)
-        let sent = sendfile(fd, file.region.fd, &offset, min(file.end - file.offset, 1 << 22))
-        if sent > 0 {
-          pendingFile = (file.region, Int(offset), file.end)
-          if waitingWritable { touch() }
-          continue
-        }
-        if sent < 0 && errno == EINTR { continue }
-        if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-          armWriteSource()
-          updateReadInterest()
-          return
-        }
-        // The file ended early or the peer went away: the length promised cannot be kept.
-        close()
-        return
-      }
-      if let stream = pendingStream {
-        let piece: [UInt8]?
-        do {
-          piece = try stream.next()
-        } catch {
-          close()
-          return
-        }
-        if let piece {
-          if piece.isEmpty {
-            // The stream did a bounded slice of work without output: let the loop's other
-            // connections run before asking again.
-            loop.execute { [self] in if !closing && pendingStream != nil { flush() } }
-            return
-          }
-          outbound = Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
-        } else {
-          pendingStream = nil
-          outbound = Array("0\r\n\r\n".utf8)
-        }
-        outboundOffset = 0
-        continue
-      }
-      break
-    }
-    if waitingWritable {
-      waitingWritable = false
-      updateReadInterest()
-    }
-    if closeAfterFlush {
-      beginLingeringClose()
-      return
-    }
-    // Everything is written: go on with a pipelined request already buffered, or read more.
-    if inFlight { updateReadInterest() } else { process() }
-  }
-
-  /// Writes `outbound`; false when the socket is full (a write source is then armed) or failed.
-  private func drainOutbound() -> Bool {
-    while outboundOffset < outbound.count {
-      let written = outbound.withUnsafeBytes { bytes in
-        write(fd, bytes.baseAddress! + outboundOffset, bytes.count - outboundOffset)
-      }
-      if written > 0 {
-        outboundOffset += written
-        if waitingWritable { touch() }
-        continue
-      }
-      if written < 0 && errno == EINTR { continue }
-      if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-        armWriteSource()
-        updateReadInterest()
-        return false
-      }
+    guard case .writing(_, let wasBlocked) = state.phase else { return }
+    let (progress, moved) = writer.write(to: fd)
+    if moved && wasBlocked { touch() }
+    switch progress {
+    case .blocked:
+      transition(.writeBlocked)
+      updateInterest()
+    case .yielded:
+      // The stream did a bounded slice of work without output: let the loop's other
+      // connections run before asking again.
+      transition(.writeYielded)
+      updateInterest()
+      loop.execute { [self] in flush() }
+    case .failed:
       close()
-      return false
+    case .finished:
+      transition(.writeFinished)
+      if state.phase == .lingering {
+        beginLingering()
+      } else {
+        // Go on with a pipelined request already buffered, or read more.
+        process()
+      }
     }
-    outbound = []
-    outboundOffset = 0
-    return true
   }
 
-  private func armWriteSource() {
-    guard !waitingWritable, !closing else { return }
-    waitingWritable = true
-    updateReadInterest()
-  }
-
-  /// After a final response: stop sending, then read and discard what the peer still sends for a
-  /// short while, so the kernel does not answer unread data with a reset that destroys the response.
-  private func beginLingeringClose() {
-    guard !lingering else { return }
-    lingering = true
-    shutdown(fd, Int32(SHUT_WR))
-    updateReadInterest()
+  /// After the last response: stop sending, read and drop what the peer still sends for a
+  /// short while, then close.
+  private func beginLingering() {
+    Platform.shutdownWrite(fd)
+    updateInterest()
     loop.schedule(after: 2) { [self] in close() }
   }
 
   /// Tells the loop which readiness matters now (an `epoll_ctl` only when that changes).
-  private func updateReadInterest() {
-    guard !closing else { return }
-    // Reading goes on while a handler runs (pipelined bytes are only buffered, and changing the
-    // interest costs a system call); it stops while a response waits for the socket, and when a
-    // client has pipelined more than 1 MiB ahead.
-    let wanted =
-      lingering
-      || (!closeAfterFlush && !peerClosed && !waitingWritable && pendingFile == nil && pendingStream == nil
-        && !(inFlight && decoder.bufferedByteCount >= 1 << 20))
-    if wanted != readingWanted || waitingWritable != writingRegistered {
-      readingWanted = wanted
-      writingRegistered = waitingWritable
-      loop.update(fd, reading: wanted, writing: waitingWritable)
-    }
+  private func updateInterest() {
+    guard state.phase != .closed else { return }
+    let wanted = state.interest(backlogFull: decoder.bufferedByteCount >= 1 << 20)
+    guard wanted != registered else { return }
+    registered = wanted
+    loop.update(fd, reading: wanted.reading, writing: wanted.writing)
   }
 
-  /// Whether the loop was last asked for writability.
-  private var writingRegistered = false
+  /// Applies a transition the code above makes only when it is legal: a refused one is a bug,
+  /// which stops debug builds and closes the connection in release builds.
+  @discardableResult
+  private func transition(_ event: ConnectionState.Event) -> Bool {
+    if state.apply(event) { return true }
+    assertionFailure("connection \(id): \(event) is illegal in \(state.phase)")
+    close()
+    return false
+  }
 
   // MARK: Deadlines and closing
 
@@ -403,56 +279,51 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     loop.schedule(after: max(seconds, 0.01)) { [self] in deadlineReached() }
   }
 
-  /// Which deadline applies depends on what the connection is doing: waiting for a request
-  /// (idle), receiving a head (header timeout, counted from its first byte, so a drip-fed head
-  /// cannot keep the connection), receiving a body (body stall) or sending (write stall). While a
-  /// handler runs there is none.
+  /// Which deadline applies depends on what the connection is doing (`ConnectionState.deadline`):
+  /// waiting for a request (idle), receiving a head (header timeout, counted from its first
+  /// byte, so a drip-fed head cannot keep the connection), receiving a body (body stall) or
+  /// sending (write stall). While a handler runs there is none (its response re-arms it), and a
+  /// lingering connection has its own timer.
   private func deadlineReached() {
     deadlineArmed = false
-    guard !closing, !inFlight else { return }
     let timeouts = server.configuration.timeouts
     let now = DispatchTime.now().uptimeNanoseconds
     func since(_ time: DispatchTime) -> Double { Double(now - min(now, time.uptimeNanoseconds)) / 1e9 }
     let remaining: Double
-    var answer408 = false
-    if waitingWritable || pendingFile != nil || pendingStream != nil {
-      remaining = timeouts.writeStallSeconds - since(lastProgress)
-    } else if decoder.isReadingBody {
-      remaining = timeouts.bodyStallSeconds - since(lastProgress)
-    } else if let headStarted {
-      remaining = timeouts.headerSeconds - since(headStarted)
-      answer408 = true
-    } else {
-      remaining = timeouts.idleSeconds - since(lastProgress)
+    switch state.deadline(readingBody: decoder.isReadingBody, headStarted: headStarted != nil) {
+    case .none, .linger: return
+    case .writeStall: remaining = timeouts.writeStallSeconds - since(lastProgress)
+    case .bodyStall: remaining = timeouts.bodyStallSeconds - since(lastProgress)
+    case .idle: remaining = timeouts.idleSeconds - since(lastProgress)
+    case .header:
+      remaining = timeouts.headerSeconds - since(headStarted ?? .now())
+      if remaining <= 0 {
+        let message = "The request head did not arrive within \(Int(timeouts.headerSeconds)) seconds."
+        fail(server.handler.errorResponse(for: HTTPParseError(408, message)))
+        return
+      }
     }
     guard remaining <= 0 else {
       schedule(after: min(remaining, timeouts.shortest))
       return
     }
-    if answer408 && outbound.isEmpty && !closeAfterFlush {
-      let error = HTTPParseError(408, "The request head did not arrive within \(Int(timeouts.headerSeconds)) seconds.")
-      send(server.handler.errorResponse(for: error).encoded(close: true), thenClose: true)
-    } else {
-      close()
-    }
+    close()
   }
 
-  /// Closes now if nothing is in flight or being written; otherwise after the current response.
+  /// Closes now if nothing is in progress; otherwise after the current request's response.
   func closeWhenIdle() {
-    closeWhenIdleRequested = true
-    if !inFlight && outbound.isEmpty && !decoder.isReadingBody { close() }
+    guard state.apply(.quiesce) else { return }
+    if state.phase == .reading && !decoder.isReadingBody { close() }
   }
 
   /// On the loop's thread: the descriptor leaves the loop before it is closed, so its number,
   /// reused by the next accept, is never mistaken for this connection.
   func close() {
-    guard !closing else { return }
-    closing = true
-    abandonSpool()
-    pendingFile = nil
-    pendingStream = nil
+    guard state.apply(.close) else { return }
+    spool.abandon()
+    writer.discard()
     loop.deregister(fd)
-    _ = Glibc.close(fd)
+    Platform.close(fd)
     server.connectionDidClose(id)
   }
 }

@@ -1,30 +1,3 @@
-/// A framing or syntax error in a request. The connection answers `status` once and closes.
-public struct HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible {
-  public var status: Int
-  public var message: String
-
-  public init(_ status: Int, _ message: String) {
-    self.status = status
-    self.message = message
-  }
-
-  public var description: String { "\(status): \(message)" }
-}
-
-/// What the decoder has to say after being fed bytes.
-public enum HTTPDecoderEvent: Sendable {
-  /// Nothing complete yet.
-  case needMoreData
-  /// A head with `Expect: 100-continue` arrived and its body has not: the peer waits for an interim
-  /// `100 Continue` (RFC 9110 §10.1.1). Reported once per request.
-  case continueExpected(HTTPRequestHead)
-  /// A piece of a body larger than `spoolThreshold`, to be written out; the rest follows, and
-  /// the final `request` carries only the last piece in `body`.
-  case bodyPart([UInt8])
-  /// A complete request.
-  case request(HTTPRequest)
-}
-
 /// An incremental, I/O-free HTTP/1.1 request decoder (RFC 9112). Feed it bytes as they arrive and
 /// call `next` until it needs more data. Requests are produced one at a time, in order, so
 /// pipelined requests stay in the buffer until the caller asks for them.
@@ -228,7 +201,7 @@ public struct HTTPRequestDecoder: Sendable {
     let headStart = start
     start = end + 4
     return try buffer.withUnsafeBufferPointer { all throws(HTTPParseError) in
-      try Self.decodeHead(UnsafeBufferPointer(rebasing: all[headStart..<end]), limits: limits)
+      try HTTPHeadParser.decodeHead(UnsafeBufferPointer(rebasing: all[headStart..<end]), limits: limits)
     }
   }
 
@@ -260,127 +233,8 @@ public struct HTTPRequestDecoder: Sendable {
     return nil
   }
 
-  static func decodeHead(
-    _ bytes: UnsafeBufferPointer<UInt8>, limits: HTTPLimits
-  ) throws(HTTPParseError) -> HTTPRequestHead {
-    var lines: [UnsafeBufferPointer<UInt8>] = []
-    var lineStart = 0
-    var index = 0
-    while index < bytes.count {
-      if bytes[index] == 13 && index + 1 < bytes.count && bytes[index + 1] == 10 {
-        lines.append(UnsafeBufferPointer(rebasing: bytes[lineStart..<index]))
-        index += 2
-        lineStart = index
-      } else {
-        index += 1
-      }
-    }
-    lines.append(UnsafeBufferPointer(rebasing: bytes[lineStart..<bytes.count]))
-    let requestLine = lines[0]
-    if requestLine.count > limits.maxRequestLineBytes {
-      throw HTTPParseError(414, "The request line is longer than \(limits.maxRequestLineBytes) bytes.")
-    }
-    if lines.count - 1 > limits.maxHeaderCount {
-      throw HTTPParseError(431, "More than \(limits.maxHeaderCount) header fields.")
-    }
-    var head = try decodeRequestLine(requestLine)
-    for line in lines.dropFirst() {
-      let (name, value) = try parseField(line)
-      head.headers.add(name, value)
-    }
-    if head.version == .http11 && head.headers.values("host").count != 1 {
-      throw HTTPParseError(400, "An HTTP/1.1 request must carry exactly one Host header.")
-    }
-    return head
-  }
-
-  static func decodeRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParseError) -> HTTPRequestHead {
-    let parts = line.split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
-    guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
-      throw HTTPParseError(400, "The request line must be: METHOD SP target SP HTTP-version.")
-    }
-    guard parts[0].allSatisfy(isTokenByte) else {
-      throw HTTPParseError(400, "The method is not a valid token.")
-    }
-    guard parts[1].allSatisfy({ $0 > 32 && $0 < 127 }) else {
-      throw HTTPParseError(400, "The request target contains a byte that must be percent-encoded.")
-    }
-    let version = try decodeVersion(parts[2])
-    let method = String(decoding: parts[0], as: UTF8.self)
-    var target = String(decoding: parts[1], as: UTF8.self)
-    if target.utf8.first == UInt8(ascii: "/") {
-      // origin-form
-    } else if target == "*" && method == "OPTIONS" {
-      // asterisk-form
-    } else if let rest = Self.afterScheme(target) {
-      // absolute-form (RFC 9112 §3.2.2): keep path and query.
-      if let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) {
-        target = rest[slash] == "/" ? String(rest[slash...]) : "/" + rest[slash...]
-      } else {
-        target = "/"
-      }
-    } else {
-      throw HTTPParseError(400, "The request target must start with '/'.")
-    }
-    return HTTPRequestHead(method: method, target: target, version: version)
-  }
-
-  /// The part of an absolute-form target after `http://` or `https://`.
-  static func afterScheme(_ target: String) -> Substring? {
-    let lower = target.lowercased()
-    for scheme in ["http://", "https://"] where lower.hasPrefix(scheme) {
-      return target.dropFirst(scheme.count)
-    }
-    return nil
-  }
-
-  static func decodeVersion(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) throws(HTTPParseError) -> HTTPVersion {
-    let text = Array(bytes)
-    guard text.count == 8, text.starts(with: Array("HTTP/".utf8)), text[6] == UInt8(ascii: "."),
-      isDigit(text[5]), isDigit(text[7])
-    else {
-      throw HTTPParseError(400, "The HTTP version is malformed.")
-    }
-    switch (text[5], text[7]) {
-    case (UInt8(ascii: "1"), UInt8(ascii: "0")): return .http10
-    case (UInt8(ascii: "1"), _): return .http11
-    default:
-      throw HTTPParseError(505, "Only HTTP/1.0 and HTTP/1.1 are supported.")
-    }
-  }
-
-  static func parseField(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParseError) -> (String, String) {
-    guard let first = line.first else { throw HTTPParseError(400, "Empty header line.") }
-    if first == 32 || first == 9 {
-      throw HTTPParseError(400, "Obsolete line folding (obs-fold) is not accepted.")
-    }
-    guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-      throw HTTPParseError(400, "A header line has no colon.")
-    }
-    let name = line[..<colon]
-    guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
-      throw HTTPParseError(400, "A header name is not a valid token (or has whitespace before the colon).")
-    }
-    var valueStart = colon + 1
-    var valueEnd = line.count
-    while valueStart < valueEnd, line[valueStart] == 32 || line[valueStart] == 9 { valueStart += 1 }
-    while valueEnd > valueStart, line[valueEnd - 1] == 32 || line[valueEnd - 1] == 9 { valueEnd -= 1 }
-    let value = line[valueStart..<valueEnd]
-    guard value.allSatisfy({ $0 == 9 || $0 >= 32 && $0 != 127 }) else {
-      throw HTTPParseError(400, "A header value contains a control character (NUL, CR or LF).")
-    }
-    // Lower-cased while copied (a token is ASCII): no second pass through `String.lowercased()`.
-    let lowerName = String(unsafeUninitializedCapacity: name.count) { buffer in
-      for (offset, byte) in name.enumerated() {
-        buffer[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-      }
-      return name.count
-    }
-    return (lowerName, String(decoding: value, as: UTF8.self))
-  }
-
   private func parseField(_ line: [UInt8]) throws(HTTPParseError) -> (String, String) {
-    try line.withUnsafeBufferPointer { pointer throws(HTTPParseError) in try Self.parseField(pointer) }
+    try line.withUnsafeBufferPointer { pointer throws(HTTPParseError) in try HTTPHeadParser.parseField(pointer) }
   }
 
   // MARK: Body framing
@@ -466,7 +320,7 @@ public struct HTTPRequestDecoder: Sendable {
   private func parseChunkSize(_ line: [UInt8]) throws(HTTPParseError) -> Int {
     var size = 0
     var index = 0
-    while index < line.count, let digit = Self.hexValue(line[index]) {
+    while index < line.count, let digit = HTTPSyntax.hexValue(line[index]) {
       if size > (Int.max >> 4) { throw HTTPParseError(400, "The chunk size overflows.") }
       size = size << 4 | digit
       index += 1
@@ -484,30 +338,5 @@ public struct HTTPRequestDecoder: Sendable {
       }
     }
     return size
-  }
-
-  // MARK: Byte classes
-
-  static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
-
-  static func hexValue(_ byte: UInt8) -> Int? {
-    switch byte {
-    case 48...57: Int(byte - 48)
-    case 65...70: Int(byte - 55)
-    case 97...102: Int(byte - 87)
-    default: nil
-    }
-  }
-
-  /// `tchar` of RFC 9110 §5.6.2.
-  static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 48...57, 65...90, 97...122: true
-    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-      UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-      UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-      true
-    default: false
-    }
   }
 }

@@ -13,6 +13,9 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
   public var blockingLanes: Int = 16
   /// Threads serving connections (one epoll set each); by default one per core.
   public var eventLoops: Int = ProcessInfo.processInfo.activeProcessorCount
+  /// Which event loop implementation serves them; by default `STORAGE_EMULATOR_EVENT_LOOP`
+  /// (`epoll` or `portable`) when set, else epoll on Linux and poll(2) elsewhere.
+  public var eventLoop: EventLoopKind = .fromEnvironment()
   public var timeouts = HTTPTimeouts()
   /// Request bodies larger than this are written to a file in `spoolDirectory` as they arrive
   /// (handlers get `HTTPRequest.bodyFile`), so memory stays flat whatever the upload size.

@@ -8,11 +8,11 @@ import Synchronization
   import Darwin
 #endif
 
-/// An HTTP/1.1 server over non-blocking POSIX sockets, epoll and Dispatch.
+/// An HTTP/1.1 server over non-blocking POSIX sockets, an event loop (epoll or poll) and Dispatch.
 ///
 /// Design (measured in shared/docs/DISPATCH.md): a Dispatch source accepts; each connection is
-/// served by one of a few event loops (one thread and one epoll set each, one per core by
-/// default), so idle connections cost no thread and a keep-alive request costs one `read` and one
+/// served by one of a few event loops (one thread each, one per core by default; epoll on Linux,
+/// poll(2) when `configuration.eventLoop` is `.portable`), so idle connections cost no thread and a keep-alive request costs one `read` and one
 /// `write`. Requests answered from memory are answered on the loop's thread; handlers that do file
 /// I/O run on a fixed set of serial Dispatch "blocking lanes", and their responses hop back to the
 /// connection's loop.
@@ -21,7 +21,7 @@ public final class HTTPServer: @unchecked Sendable {
   public let configuration: HTTPServerConfiguration
   let handler: any HTTPHandler
   /// Created by `start`.
-  private var loops: [EventLoop] = []
+  private var loops: [any EventLoop] = []
   private let nextLoop = Atomic<Int>(0)
   private let acceptQueue = DispatchQueue(label: "storage-emulator.accept", target: .global())
   private let lanes: [DispatchQueue]
@@ -49,6 +49,7 @@ public final class HTTPServer: @unchecked Sendable {
 
   /// Binds, listens and starts accepting. Returns the bound port.
   public func start() throws(SocketError) -> Int {
+    if let problem = configuration.eventLoop.problem { throw SocketError(problem, code: 0) }
     signal(SIGPIPE, SIG_IGN)
     connectionCap = min(configuration.maxConnections, Self.raiseFileLimit() - 64)
     let fd = try Self.bindListener(host: configuration.host, port: configuration.port)
@@ -65,7 +66,9 @@ public final class HTTPServer: @unchecked Sendable {
         Int(UInt16(bigEndian: $0.pointee.sin_port))
       }
     }
-    loops = (0..<max(1, configuration.eventLoops)).map { EventLoop(name: "storage-emulator.loop\($0)") }
+    loops = (0..<max(1, configuration.eventLoops)).map {
+      makeEventLoop(configuration.eventLoop, name: "storage-emulator.loop\($0)")
+    }
     let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
     source.setEventHandler { [self] in acceptPending() }
     source.setCancelHandler { _ = close(fd) }
@@ -144,9 +147,9 @@ public final class HTTPServer: @unchecked Sendable {
     var response = handler.errorResponse(for: HTTPParseError(503, message))
     response.headers.set("retry-after", "1")
     let bytes = response.encoded(close: true)
-    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-    _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-    _ = close(fd)
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Platform.sendNoWaitFlags) }
+    Platform.shutdownWrite(fd)
+    Platform.close(fd)
   }
 
   private func pauseAccepting(for delay: Double) {
@@ -175,11 +178,11 @@ public final class HTTPServer: @unchecked Sendable {
   /// Raises the soft descriptor limit to the hard one and returns the result.
   private static func raiseFileLimit() -> Int {
     var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+    guard getrlimit(Platform.fileLimitResource, &limit) == 0 else { return 1024 }
     if limit.rlim_cur < limit.rlim_max {
       limit.rlim_cur = limit.rlim_max
-      _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-      _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+      _ = setrlimit(Platform.fileLimitResource, &limit)
+      _ = getrlimit(Platform.fileLimitResource, &limit)
     }
     return Int(clamping: limit.rlim_cur)
   }
@@ -187,7 +190,7 @@ public final class HTTPServer: @unchecked Sendable {
   private static func bindListener(host: String, port: Int) throws(SocketError) -> Int32 {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = Platform.streamSocket
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
     var result: UnsafeMutablePointer<addrinfo>?
     let status = getaddrinfo(host, String(port), &hints, &result)
@@ -195,7 +198,7 @@ public final class HTTPServer: @unchecked Sendable {
       throw SocketError("getaddrinfo(\(host))", code: status == EAI_SYSTEM ? errno : EADDRNOTAVAIL)
     }
     defer { freeaddrinfo(info) }
-    let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(info.pointee.ai_family, Platform.streamSocket, 0)
     guard fd >= 0 else { throw SocketError("socket") }
     var one: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))

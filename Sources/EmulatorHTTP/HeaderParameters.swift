@@ -58,7 +58,7 @@ public struct HeaderParameters: Sendable, Equatable {
       if index == bytes.count { break }
       if bytes[index] == Self.semicolon { continue }
       let nameStart = index
-      while index < bytes.count && Self.isTokenCharacter(bytes[index]) { index += 1 }
+      while index < bytes.count && HTTPSyntax.isToken(bytes[index]) { index += 1 }
       let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
       guard !name.isEmpty else {
         throw HeaderParameterError(
@@ -145,16 +145,6 @@ public struct HeaderParameters: Sendable, Equatable {
   }
 
   private static func isControl(_ byte: UInt8) -> Bool { byte < 32 || byte == 127 }
-
-  /// `tchar` (RFC 9110 §5.6.2).
-  private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"):
-      true
-    default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-    }
-  }
 
   /// `bchars` (RFC 2046 §5.1.1): digits, letters, `'()+_,-./:=?` and space.
   private static func isBoundaryCharacter(_ byte: UInt8) -> Bool {

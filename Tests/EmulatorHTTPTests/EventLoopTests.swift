@@ -5,11 +5,16 @@ import Testing
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
-/// The event loop on its own: work handed to it runs on its one thread, in order; readiness of a
-/// registered descriptor reaches its handler; a stopped loop drops work instead of running it.
+/// Each event loop implementation on its own (epoll and poll): work handed to it runs on its one
+/// thread, in order; readiness of a registered descriptor reaches its handler, and only the
+/// readiness asked for; a stopped loop drops work instead of running it.
 @Suite struct EventLoopTests {
+  static let kinds: [EventLoopKind] = [.epoll, .portable]
+
   final class Recorder: EventLoopHandler, @unchecked Sendable {
     // Touched on the loop's thread, read after `done` fires.
     var events: [(readable: Bool, writable: Bool, failed: Bool)] = []
@@ -29,8 +34,9 @@ import Testing
     }
   }
 
-  @Test func workRunsOnTheLoopThreadInTheOrderItWasQueued() {
-    let loop = EventLoop(name: "test.loop")
+  @Test(arguments: kinds)
+  func workRunsOnTheLoopThreadInTheOrderItWasQueued(kind: EventLoopKind) {
+    let loop = makeEventLoop(kind, name: "test.loop")
     defer { loop.stop() }
     let seen = NSLock()
     nonisolated(unsafe) var order: [Int] = []
@@ -57,15 +63,21 @@ import Testing
     }
   }
 
-  @Test func readinessOfARegisteredSocketReachesItsHandler() throws {
+  @Test(arguments: kinds)
+  func readinessOfARegisteredSocketReachesItsHandler(kind: EventLoopKind) throws {
     var pair: [Int32] = [0, 0]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+    #if canImport(Glibc)
+      let stream = Int32(SOCK_STREAM.rawValue)
+    #else
+      let stream = SOCK_STREAM
+    #endif
+    #expect(socketpair(AF_UNIX, stream, 0, &pair) == 0)
     let fds = pair
     defer {
       close(fds[0])
       close(fds[1])
     }
-    let loop = EventLoop(name: "test.loop")
+    let loop = makeEventLoop(kind, name: "test.loop")
     defer { loop.stop() }
     let recorder = Recorder(fd: fds[0])
     let registered = DispatchSemaphore(value: 0)
@@ -95,8 +107,9 @@ import Testing
     #expect(events.dropFirst().first.map { $0.writable && !$0.readable } == true)
   }
 
-  @Test func aStoppedLoopDropsWork() {
-    let loop = EventLoop(name: "test.loop")
+  @Test(arguments: kinds)
+  func aStoppedLoopDropsWork(kind: EventLoopKind) {
+    let loop = makeEventLoop(kind, name: "test.loop")
     loop.stop()
     let stopped = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {

@@ -4,10 +4,6 @@ import Testing
 
 @testable import EmulatorHTTP
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// A body stream that does a slice of work without output (an empty piece) lets its loop serve
 /// other connections before it is asked again: with one event loop, a request on a second
 /// connection is answered while the stream is still producing nothing (a gzip body of millions
@@ -40,7 +36,6 @@ import Testing
 
   struct Handler: HTTPHandler {
     let flags: Flags
-    func handle(_ request: HTTPRequest) -> HTTPResponse { HTTPResponse(status: 500) }
     func start(_ request: HTTPRequest) -> HTTPHandling {
       if request.head.rawPath == "/stream" {
         var response = HTTPResponse(status: 200)
@@ -52,32 +47,10 @@ import Testing
     }
   }
 
-  private func connect(_ port: Int) -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    return fd
-  }
-
-  private func exchange(_ fd: Int32, _ request: String, until marker: String) -> String {
-    _ = request.withCString { send(fd, $0, strlen($0), 0) }
-    var received: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while !String(decoding: received, as: UTF8.self).contains(marker) {
-      let count = recv(fd, &buffer, buffer.count, 0)
-      guard count > 0 else { break }
-      received += buffer[0..<count]
-    }
-    return String(decoding: received, as: UTF8.self)
+  private func exchange(_ client: RawSocket, _ request: String, until marker: String) -> String {
+    client.send(request)
+    let (bytes, _) = client.receive { String(decoding: $0, as: UTF8.self).contains(marker) }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   @Test func emptyStreamPiecesYieldTheLoopToOtherConnections() throws {
@@ -88,12 +61,10 @@ import Testing
     let server = HTTPServer(configuration: configuration, handler: Handler(flags: flags))
     let port = try server.start()
     defer { server.shutdown(gracePeriod: 1) }
-    let streaming = connect(port)
-    defer { close(streaming) }
-    _ = "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n".withCString { send(streaming, $0, strlen($0), 0) }
+    let streaming = try RawSocket(port: port)
+    streaming.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
     Thread.sleep(forTimeInterval: 0.1)
-    let other = connect(port)
-    defer { close(other) }
+    let other = try RawSocket(port: port)
     let started = Date()
     let answer = exchange(other, "GET /other HTTP/1.1\r\nHost: x\r\n\r\n", until: "other")
     #expect(answer.hasSuffix("other"))

@@ -342,4 +342,6 @@ import EmulatorApp
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif

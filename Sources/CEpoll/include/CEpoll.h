@@ -3,8 +3,9 @@
 
 #include <stdint.h>
 
-/* epoll and eventfd for Swift: <sys/epoll.h> is not visible through Glibc, and its event struct
-   is packed on x86-64, so events are passed as two plain arrays instead. */
+/* epoll and eventfd for Swift (Linux; elsewhere every call fails with ENOSYS): <sys/epoll.h> is
+   not visible through Glibc, and its event struct is packed on x86-64, so events are passed as
+   two plain arrays instead. */
 
 extern const uint32_t cepoll_in;
 extern const uint32_t cepoll_out;

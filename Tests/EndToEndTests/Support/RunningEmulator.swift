@@ -18,7 +18,7 @@ final class RunningEmulator {
     folder: URL? = nil, inMemory: Bool = false, calls: FileCalls = .direct,
     configure: (inout EmulatorConfiguration) -> Void = { _ in }
   ) throws {
-    let folder = folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("se-e2e-\(UUID().uuidString)")
+    let folder = try folder ?? TemporaryFolder.make("se-e2e")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     self.folder = folder
     self.ownsFolder = true

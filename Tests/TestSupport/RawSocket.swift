@@ -2,14 +2,22 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
-/// A blocking TCP client for byte-exact HTTP tests (pipelining, malformed input, stalls).
-final class RawSocket {
-  let fd: Int32
+/// A blocking TCP client for byte-exact HTTP tests (pipelining, malformed input, stalls), shared
+/// by the HTTP module's tests and the end-to-end tests.
+public final class RawSocket {
+  public let fd: Int32
 
-  init(port: Int, receiveTimeout: Double = 10) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  /// Connects to 127.0.0.1:`port`; reads give up after `receiveTimeout` seconds.
+  public init(port: Int, receiveTimeout: Double = 10) throws {
+    #if canImport(Glibc)
+      fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #elseif canImport(Darwin)
+      fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -23,20 +31,26 @@ final class RawSocket {
       close(fd)
       throw POSIXError(.ECONNREFUSED)
     }
-    var timeout = timeval(
-      tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - Double(Int(receiveTimeout))) * 1e6))
+    var timeout = timeval()
+    timeout.tv_sec = .init(receiveTimeout)
+    timeout.tv_usec = .init((receiveTimeout - Double(Int(receiveTimeout))) * 1e6)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
   }
 
   deinit { close(fd) }
 
-  func send(_ text: String) { send(Array(text.utf8)) }
+  public func send(_ text: String) { send(Array(text.utf8)) }
 
-  func send(_ bytes: [UInt8]) {
+  /// Sends all of `bytes`, or stops quietly when the peer has gone (what a test then reads shows it).
+  public func send(_ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let sent = bytes.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+      let sent = bytes.withUnsafeBytes { buffer in
+        #if canImport(Glibc)
+          Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+        #elseif canImport(Darwin)
+          Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
+        #endif
       }
       if sent <= 0 { return }
       offset += sent
@@ -44,7 +58,7 @@ final class RawSocket {
   }
 
   /// Reads until the peer closes, the timeout passes, or `until` is satisfied.
-  func receive(until done: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {
+  public func receive(until done: (([UInt8]) -> Bool)? = nil) -> (bytes: [UInt8], closed: Bool) {
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
@@ -57,13 +71,13 @@ final class RawSocket {
   }
 
   /// Reads `count` complete responses that carry Content-Length (or none).
-  func receiveResponses(_ count: Int) -> [String] {
+  public func receiveResponses(_ count: Int) -> [String] {
     let (bytes, _) = receive { Self.split($0).count >= count }
     return Self.split(bytes)
   }
 
   /// Splits a byte stream into complete responses (head + Content-Length body).
-  static func split(_ bytes: [UInt8]) -> [String] {
+  public static func split(_ bytes: [UInt8]) -> [String] {
     var responses: [String] = []
     var index = 0
     let separator: [UInt8] = [13, 10, 13, 10]

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The work handed to an event loop from other threads, and its stop flag: the part both loop
+/// implementations share. `wake` pokes the loop's wake-up descriptor; it is called under the
+/// lock and never after `stopped`, so it cannot reach a descriptor the stopped loop has closed.
+final class LoopWorkQueue: @unchecked Sendable {
+  // Invariant: `pending` and `stopped` are touched only under `lock`.
+  /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
+  private let lock = NSLock()
+  private var pending: [@Sendable () -> Void] = []
+  private var stopped = false
+  private let wake: @Sendable () -> Void
+
+  init(wake: @escaping @Sendable () -> Void) {
+    self.wake = wake
+  }
+
+  /// Queues `work`, waking the loop when the queue was empty; dropped once stopped.
+  func enqueue(_ work: @escaping @Sendable () -> Void) {
+    lock.withLock {
+      guard !stopped else { return }
+      pending.append(work)
+      if pending.count == 1 { wake() }
+    }
+  }
+
+  /// Queues the stop itself, so work queued before it still runs.
+  func stop() {
+    enqueue { [self] in lock.withLock { stopped = true } }
+  }
+
+  var isStopped: Bool { lock.withLock { stopped } }
+
+  /// On the loop's thread, after its wake-up descriptor was drained: runs what is queued.
+  /// Returns whether the loop must end.
+  func runPending() -> Bool {
+    let work = lock.withLock {
+      defer { pending.removeAll(keepingCapacity: true) }
+      return pending
+    }
+    for item in work { item() }
+    return isStopped
+  }
+
+  /// Starts a loop's thread (1 MiB of stack: a loop's work is shallow).
+  static func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread(block: body)
+    thread.name = name
+    thread.stackSize = 1 << 20
+    thread.start()
+  }
+}
