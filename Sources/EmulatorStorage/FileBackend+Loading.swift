@@ -21,12 +21,12 @@ extension FileBackend {
       log("index: index.snapshot is not usable (\(error)); reading every record instead")
       return nil
     }
-    guard let journal = IndexJournal.read(journalPath), journal.epoch == opened.epoch else {
+    guard let journal = matchingJournal(opened.epoch) else {
       log("index: index.journal does not match index.snapshot; reading every record instead")
       return nil
     }
     do {
-      try openJournal()
+      try openJournal(lines: journal.lineCount)
     } catch {
       log("index: \(error)")
       return nil
@@ -80,6 +80,22 @@ extension FileBackend {
     // until a clean stop) is folded into a new snapshot once the store is built.
     state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
     return state
+  }
+
+  /// The journal of the snapshot's epoch: `index.journal`, or, when the process was killed
+  /// between installing a new snapshot and its journal, `index.journal.next` (installed now). A
+  /// leftover `index.journal.next` of an unfinished snapshot is removed: every line in it is in
+  /// `index.journal` too.
+  private func matchingJournal(_ epoch: UInt64) -> IndexJournal.Contents? {
+    if let journal = IndexJournal.read(journalPath), journal.epoch == epoch {
+      unlink(nextJournalPath)
+      return journal
+    }
+    guard let next = IndexJournal.read(nextJournalPath), next.epoch == epoch,
+      files.calls.rename(nextJournalPath, journalPath) == 0
+    else { return nil }
+    files.syncDirectory(root.path)
+    return next
   }
 
   /// Reads every record (the start-up of a folder without a usable snapshot), cleaning up what

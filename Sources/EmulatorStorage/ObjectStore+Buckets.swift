@@ -2,8 +2,8 @@ extension ObjectStore {
   /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
   /// checked and kept, see `BucketSettings`).
   public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     try Naming.validateBucketName(name)
     let now = Timestamp.nowMilliseconds()
     let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
@@ -32,8 +32,8 @@ extension ObjectStore {
 
   /// Deletes an empty bucket.
   public func deleteBucket(_ name: String) throws(StorageError) {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
       guard bucket.objects.isEmpty && bucket.noncurrent.isEmpty else { return .failure(.bucketNotEmpty(bucket: name)) }
@@ -65,8 +65,8 @@ extension ObjectStore {
     _ name: String, resource: JSONValue, replace: Bool, ifMetagenerationMatch: Int64? = nil,
     ifMetagenerationNotMatch: Int64? = nil
   ) throws(StorageError) -> BucketInfo {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     let now = Timestamp.nowMilliseconds()
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       guard let current = buckets[name]?.info else { return .failure(.bucketNotFound(bucket: name)) }

@@ -36,9 +36,18 @@ public protocol StorageBackend: Sendable {
   func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData
   /// Saves the whole index so the next `load` is fast (called with no write in progress).
   func saveSnapshot(_ state: LoadedState) throws(StorageError)
+  /// Whether the backend asks for a snapshot while writes go on (its journal grew long).
+  var snapshotDue: Bool { get }
+  /// A snapshot while writes go on: `beginSnapshot` starts recording changes for the new one;
+  /// `finishSnapshot` saves what was published once every write begun before it had ended.
+  func beginSnapshot() throws(StorageError) -> UInt64
+  func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError)
 }
 
 extension StorageBackend {
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
+  public var snapshotDue: Bool { false }
+  public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
+  public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
 }
 
