@@ -98,49 +98,7 @@ extension FileBackend {
     return next
   }
 
-  /// Reads every record (the start-up of a folder without a usable snapshot), cleaning up what
-  /// interrupted writes left.
-  func scanRecords(log: @Sendable (String) -> Void) -> LoadedState {
-    let fm = FileManager.default
-    var state = LoadedState()
-    damaged.withLock { $0 = [] }
-    let buckets = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
-    for bucket in buckets.sorted() {
-      guard let info = readBucketRecord(bucket) else {
-        log("recovery: skipped buckets/\(bucket): its bucket.json is missing or damaged")
-        continue
-      }
-      state.buckets.append(info)
-      state.noncurrent += loadNoncurrent(bucket, log: log)
-      let objectsDir = bucketDir(bucket) + "/objects"
-      for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
-        let shardDir = objectsDir + "/" + shard
-        let files = (try? fm.contentsOfDirectory(atPath: shardDir)) ?? []
-        var live = Set<String>()
-        for file in files where file.hasSuffix(".json") {
-          let path = shardDir + "/" + file
-          do {
-            let object = try readRecord(path, bucket: bucket)
-            live.insert((dataPath(object) as NSString).lastPathComponent)
-            state.objects.append(object)
-          } catch {
-            log("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")
-            live.insert(String(file.dropLast(5)))  // keep its data for inspection
-            damaged.withLock { _ = $0.insert(path) }
-          }
-        }
-        for file in files where file.hasSuffix(".data") && !live.contains(file) {
-          let stem = String(file.prefix { $0 != "." })
-          if live.contains(stem) { continue }
-          try? fm.removeItem(atPath: shardDir + "/" + file)
-          log("recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
-        }
-      }
-    }
-    return state
-  }
-
-  private func readBucketRecord(_ bucket: String) -> BucketInfo? {
+  func readBucketRecord(_ bucket: String) -> BucketInfo? {
     guard let bytes = FileManager.default.contents(atPath: bucketDir(bucket) + "/bucket.json").map(Array.init),
       let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
       let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
