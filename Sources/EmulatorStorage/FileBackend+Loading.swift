@@ -78,7 +78,10 @@ extension FileBackend {
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     // A long journal (many names to re-read, or many lines to parse: it grows with every write
     // until a clean stop) is folded into a new snapshot once the store is built.
-    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
+    // So is one already past the length at which a snapshot is saved while writes go on.
+    state.wantsSnapshot =
+      journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
+      || journal.lineCount >= snapshotLines
     return state
   }
 
