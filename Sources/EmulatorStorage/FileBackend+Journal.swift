@@ -118,7 +118,9 @@ extension FileBackend {
   }
 
   func openJournal(lines: Int = 0) throws(StorageError) {
-    guard SystemCall.retrying({ access(journalPath, W_OK) }) == 0 else { throw Self.error("open the index journal", errno) }
+    guard SystemCall.retrying({ access(journalPath, W_OK) }) == 0 else {
+      throw Self.error("open the index journal", errno)
+    }
     journalState.withLock {
       $0.ready = true
       $0.named = []

@@ -59,7 +59,9 @@ extension FileBackend {
       do throws(StorageError) {
         guard let bytes = IndexSnapshot.readFile(path + "/" + file) else { throw StorageError.io("unreadable") }
         let object = try ObjectMetadata(record: bytes)
-        guard object.bucket == bucket, stem.hasPrefix(shard), Hex.encode(SHA256.hash(data: Array(object.name.utf8))) == stem else {
+        guard object.bucket == bucket, stem.hasPrefix(shard),
+          Hex.encode(SHA256.hash(data: Array(object.name.utf8))) == stem
+        else {
           throw StorageError.io("the record names another object")
         }
         let data = stem + "." + String(object.generation) + ".data"
@@ -75,7 +77,8 @@ extension FileBackend {
     for file in files where file.hasSuffix(".data") && !live.contains(file) {
       if live.contains(String(file.prefix { $0 != "." })) { continue }
       try? FileManager.default.removeItem(atPath: path + "/" + file)
-      scan.log.append("recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
+      scan.log.append(
+        "recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
     }
     return scan
   }

@@ -37,7 +37,9 @@ public final class ObjectStore: Sendable {
   let log: @Sendable (String) -> Void
 
   /// Opens the store, loading what the backend holds (and letting it clean up interrupted writes).
-  public init(backend: any StorageBackend, options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in })
+  public init(
+    backend: any StorageBackend, options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in }
+  )
     throws(StorageError)
   {
     self.backend = backend

@@ -50,4 +50,3 @@ extension StorageBackend {
   public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
   public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
 }
-
