@@ -7,42 +7,126 @@ import Foundation
   import Darwin
 #endif
 
-/// `index.snapshot` and `index.journal` (see `IndexSnapshot`, `IndexJournal`).
+/// `index.snapshot` and `index.journal` (see `IndexSnapshot`, `IndexJournal`), and how a new
+/// snapshot replaces them while writes go on.
+///
+/// A new epoch begins with `index.journal.next` (its header only); from then on every line goes to
+/// both journals, so `index.journal` still names every change since the old snapshot. The new
+/// snapshot is written, renamed over `index.snapshot`, and only then is `index.journal.next`
+/// renamed over `index.journal`. Killed at any step, start-up finds a snapshot and a journal of
+/// the same epoch: the old pair, or the new snapshot and `index.journal.next` (see `loadFromSnapshot`).
 extension FileBackend {
   var snapshotPath: String { root.path + "/index.snapshot" }
   var journalPath: String { root.path + "/index.journal" }
+  var nextJournalPath: String { root.path + "/index.journal.next" }
 
-  /// Writes `state` as the snapshot of a new epoch and starts that epoch's empty journal. Called
-  /// when no write is in progress (start-up, shutdown). Interrupted between the two renames, the
-  /// epochs differ and the next start-up reads every record.
+  /// Journal lines after which a snapshot is due while writes go on: a crash then re-reads at most
+  /// about this many records (plus those written while the snapshot is saved).
+  /// `STORAGE_EMULATOR_SNAPSHOT_LINES` overrides it (tests, the crash test).
+  static let defaultSnapshotLines: Int = {
+    if let text = ProcessInfo.processInfo.environment["STORAGE_EMULATOR_SNAPSHOT_LINES"], let value = Int(text),
+      value > 0
+    {
+      return value
+    }
+    return 20_000
+  }()
+
+  /// Writes `state` as the snapshot of a new epoch (called when no write is in progress:
+  /// start-up, shutdown).
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {
+    try finishSnapshot(state, epoch: try beginSnapshot())
+  }
+
+  public var snapshotDue: Bool {
+    journalState.withLock { $0.ready && !$0.saving && $0.lines >= $0.snapshotLines }
+  }
+
+  /// Journal lines after which `snapshotDue` (see `defaultSnapshotLines`).
+  public var snapshotLines: Int {
+    get { journalState.withLock { $0.snapshotLines } }
+    set { journalState.withLock { $0.snapshotLines = max(newValue, 1) } }
+  }
+
+  /// Starts a new epoch: `index.journal.next` with its header, then every line goes to both
+  /// journals. Returns the new epoch, for `finishSnapshot`.
+  public func beginSnapshot() throws(StorageError) -> UInt64 {
     let epoch = UInt64.random(in: 1...UInt64.max)
+    return try journalState.withLock { state throws(StorageError) -> UInt64 in
+      guard !state.saving else { throw StorageError.io("a snapshot is already being saved") }
+      if !state.ready {
+        // After reading every record: writes go on meanwhile into a journal that matches no
+        // snapshot (a crash before the new one is installed means reading every record again).
+        // Even if it cannot be written, appends create it (without a header, to the same effect).
+        try? files.writeAtomically(
+          IndexJournal.header(epoch: UInt64.random(in: 1...UInt64.max)), to: journalPath, temp: tempPath("record"))
+        state.ready = true
+        state.lines = 0
+      }
+      try files.writeAtomically(IndexJournal.header(epoch: epoch), to: nextJournalPath, temp: tempPath("record"))
+      state.next = epoch
+      state.nextLines = 0
+      state.saving = true
+      // Lines named from now on must reach the new journal too.
+      state.named = []
+      return epoch
+    }
+  }
+
+  /// Writes `state` (everything published once every write that began before `beginSnapshot`
+  /// had ended) as the snapshot of `epoch`, installs it, then makes the new journal current. On
+  /// failure the old snapshot and journal stay in use.
+  public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {
     var byBucket: [String: [ObjectMetadata]] = [:]
     for object in state.objects { byBucket[object.bucket, default: []].append(object) }
     let buckets = state.buckets.sorted { $0.name < $1.name }.map { info in
-      (info: info, objects: (byBucket[info.name] ?? []).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+      var objects = byBucket.removeValue(forKey: info.name) ?? []
+      // The store hands them over in key order already; a check is cheaper than a sort.
+      if !zip(objects, objects.dropFirst()).allSatisfy({ $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
+        objects.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+      }
+      return (info: info, objects: objects)
     }
     let temporary = tempPath("snapshot")
+    var installed = false
     do throws(StorageError) {
       try IndexSnapshot.write(
         epoch: epoch, buckets: buckets, damaged: damaged.withLock { Array($0) }, to: temporary, sync: fsync)
       let code = files.calls.rename(temporary, snapshotPath)
       guard code == 0 else { throw Self.error("install the index snapshot", code) }
-      try files.writeAtomically(IndexJournal.header(epoch: epoch), to: journalPath, temp: tempPath("record"))
-      try openJournal()
+      installed = true
+      try journalState.withLock { journal throws(StorageError) in
+        let code = files.calls.rename(nextJournalPath, journalPath)
+        guard code == 0 else { throw Self.error("install the index journal", code) }
+        files.syncDirectory(root.path)
+        journal.next = nil
+        journal.lines = journal.nextLines
+        journal.saving = false
+      }
     } catch {
       unlink(temporary)
-      // Writes go on (into whatever journal there is): the next start-up reads every record.
-      journalState.withLock { $0.ready = true }
+      journalState.withLock { state in
+        state.saving = false
+        // Installed: start-up needs `index.journal.next`, which goes on receiving every line.
+        if !installed {
+          unlink(nextJournalPath)
+          state.next = nil
+        }
+      }
       throw error
     }
   }
 
-  func openJournal() throws(StorageError) {
-    guard SystemCall.retrying({ access(journalPath, W_OK) }) == 0 else { throw Self.error("open the index journal", errno) }
+  func openJournal(lines: Int = 0) throws(StorageError) {
+    guard SystemCall.retrying({ access(journalPath, W_OK) }) == 0 else {
+      throw Self.error("open the index journal", errno)
+    }
     journalState.withLock {
       $0.ready = true
       $0.named = []
+      $0.lines = lines
+      $0.next = nil
+      $0.saving = false
     }
   }
 
@@ -53,29 +137,49 @@ extension FileBackend {
     /// object: replay re-reads the object's record whatever the number of lines naming it). Not
     /// remembered past a bound: a repeated line is harmless.
     var named: Set<[UInt8]> = []
+    /// Lines in `index.journal` (since this process opened it).
+    var lines = 0
+    /// While a snapshot is being saved: its epoch (lines go to `index.journal.next` as well) and
+    /// the lines written there.
+    var next: UInt64?
+    var nextLines = 0
+    /// Between `beginSnapshot` and the end of `finishSnapshot`.
+    var saving = false
+    var snapshotLines = FileBackend.defaultSnapshotLines
   }
 
-  /// Names a change in the journal before it is made (synced first with `fsync`, so a synced
-  /// change is never missing from it). The file is opened for each append, so the emulator holds
-  /// no file open for writing between requests (a folder can be remounted read-only meanwhile).
-  /// A journal that was deleted meanwhile is created without a header: the next start-up then
-  /// sees it does not match the snapshot and reads every record.
+  /// Names a change in the journal (and the next one, while a snapshot is saved) before it is
+  /// made (synced first with `fsync`, so a synced change is never missing from it). The file is
+  /// opened for each append, so the emulator holds no file open for writing between requests (a
+  /// folder can be remounted read-only meanwhile). A journal that was deleted meanwhile is
+  /// created without a header: the next start-up then sees it does not match the snapshot and
+  /// reads every record.
   func journal(_ line: [UInt8], once: Bool = false) throws(StorageError) {
     let failure: Int32? = journalState.withLock { state in
       guard state.ready else { return EBADF }
       if once && state.named.contains(line) { return nil }
-      let fd = files.calls.create(journalPath, flags: O_WRONLY | O_APPEND)
-      guard fd >= 0 else { return errno }
-      defer { _ = Glibc.close(fd) }
-      let code = line.withUnsafeBytes { files.calls.write(fd, $0, path: journalPath) }
-      guard code == 0 else { return code }
-      if fsync {
-        let code = files.calls.dataSync(fd, path: journalPath)
-        guard code == 0 else { return code }
+      if let code = append(line, to: journalPath) { return code }
+      state.lines += 1
+      if state.next != nil {
+        if let code = append(line, to: nextJournalPath) { return code }
+        state.nextLines += 1
       }
       if once && state.named.count < 100_000 { state.named.insert(line) }
       return nil
     }
     if let failure { throw Self.error("write the index journal", failure) }
+  }
+
+  private func append(_ line: [UInt8], to path: String) -> Int32? {
+    let fd = files.calls.create(path, flags: O_WRONLY | O_APPEND)
+    guard fd >= 0 else { return errno }
+    defer { _ = Glibc.close(fd) }
+    let code = line.withUnsafeBytes { files.calls.write(fd, $0, path: path) }
+    guard code == 0 else { return code }
+    if fsync {
+      let code = files.calls.dataSync(fd, path: path)
+      guard code == 0 else { return code }
+    }
+    return nil
   }
 }

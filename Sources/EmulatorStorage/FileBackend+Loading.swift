@@ -21,12 +21,12 @@ extension FileBackend {
       log("index: index.snapshot is not usable (\(error)); reading every record instead")
       return nil
     }
-    guard let journal = IndexJournal.read(journalPath), journal.epoch == opened.epoch else {
+    guard let journal = matchingJournal(opened.epoch) else {
       log("index: index.journal does not match index.snapshot; reading every record instead")
       return nil
     }
     do {
-      try openJournal()
+      try openJournal(lines: journal.lineCount)
     } catch {
       log("index: \(error)")
       return nil
@@ -78,53 +78,30 @@ extension FileBackend {
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     // A long journal (many names to re-read, or many lines to parse: it grows with every write
     // until a clean stop) is folded into a new snapshot once the store is built.
-    state.wantsSnapshot = journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
+    // So is one already past the length at which a snapshot is saved while writes go on.
+    state.wantsSnapshot =
+      journal.objects.count + journal.buckets.count > 10_000 || journal.lineCount > 200_000
+      || journal.lineCount >= snapshotLines
     return state
   }
 
-  /// Reads every record (the start-up of a folder without a usable snapshot), cleaning up what
-  /// interrupted writes left.
-  func scanRecords(log: @Sendable (String) -> Void) -> LoadedState {
-    let fm = FileManager.default
-    var state = LoadedState()
-    damaged.withLock { $0 = [] }
-    let buckets = (try? fm.contentsOfDirectory(atPath: bucketsDir.path)) ?? []
-    for bucket in buckets.sorted() {
-      guard let info = readBucketRecord(bucket) else {
-        log("recovery: skipped buckets/\(bucket): its bucket.json is missing or damaged")
-        continue
-      }
-      state.buckets.append(info)
-      state.noncurrent += loadNoncurrent(bucket, log: log)
-      let objectsDir = bucketDir(bucket) + "/objects"
-      for shard in ((try? fm.contentsOfDirectory(atPath: objectsDir)) ?? []).sorted() {
-        let shardDir = objectsDir + "/" + shard
-        let files = (try? fm.contentsOfDirectory(atPath: shardDir)) ?? []
-        var live = Set<String>()
-        for file in files where file.hasSuffix(".json") {
-          let path = shardDir + "/" + file
-          do {
-            let object = try readRecord(path, bucket: bucket)
-            live.insert((dataPath(object) as NSString).lastPathComponent)
-            state.objects.append(object)
-          } catch {
-            log("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")
-            live.insert(String(file.dropLast(5)))  // keep its data for inspection
-            damaged.withLock { _ = $0.insert(path) }
-          }
-        }
-        for file in files where file.hasSuffix(".data") && !live.contains(file) {
-          let stem = String(file.prefix { $0 != "." })
-          if live.contains(stem) { continue }
-          try? fm.removeItem(atPath: shardDir + "/" + file)
-          log("recovery: removed buckets/\(bucket)/objects/\(shard)/\(file), data of an unfinished or replaced write")
-        }
-      }
+  /// The journal of the snapshot's epoch: `index.journal`, or, when the process was killed
+  /// between installing a new snapshot and its journal, `index.journal.next` (installed now). A
+  /// leftover `index.journal.next` of an unfinished snapshot is removed: every line in it is in
+  /// `index.journal` too.
+  private func matchingJournal(_ epoch: UInt64) -> IndexJournal.Contents? {
+    if let journal = IndexJournal.read(journalPath), journal.epoch == epoch {
+      unlink(nextJournalPath)
+      return journal
     }
-    return state
+    guard let next = IndexJournal.read(nextJournalPath), next.epoch == epoch,
+      files.calls.rename(nextJournalPath, journalPath) == 0
+    else { return nil }
+    files.syncDirectory(root.path)
+    return next
   }
 
-  private func readBucketRecord(_ bucket: String) -> BucketInfo? {
+  func readBucketRecord(_ bucket: String) -> BucketInfo? {
     guard let bytes = FileManager.default.contents(atPath: bucketDir(bucket) + "/bucket.json").map(Array.init),
       let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
       let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket

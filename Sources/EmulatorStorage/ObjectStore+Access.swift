@@ -7,8 +7,8 @@ extension ObjectStore {
   public func changeBucket<T>(
     _ name: String, bumpsMetageneration: Bool, _ change: (inout BucketInfo) throws(StorageError) -> T
   ) throws(StorageError) -> (BucketInfo, T) {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     let now = Timestamp.nowMilliseconds()
     let result: Result<(BucketInfo, T), StorageError> = index.withLock { buckets in
       guard let current = buckets[name]?.info else { return .failure(.bucketNotFound(bucket: name)) }
@@ -35,8 +35,8 @@ extension ObjectStore {
 
   /// Saves the project-level state (the caller serialises its changes).
   public func saveProjectState(_ state: JSONValue) throws(StorageError) {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     try backend.saveProjects(state)
   }
 }

@@ -2,8 +2,8 @@ extension ObjectStore {
   /// Creates a bucket; `resource` is the bucket resource a client sent (its writable fields are
   /// checked and kept, see `BucketSettings`).
   public func createBucket(_ name: String, resource: JSONValue = .object([])) throws(StorageError) -> BucketInfo {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     try Naming.validateBucketName(name)
     let now = Timestamp.nowMilliseconds()
     let settings = try BucketSettings.apply(resource, to: nil, mode: .insert, now: now)
@@ -30,12 +30,11 @@ extension ObjectStore {
     index.withLock { $0.values.map(\.info) }.sorted { $0.name < $1.name }
   }
 
-  /// Deletes an empty bucket.
   /// Deletes an empty bucket. A noncurrent generation keeps it from being empty, as on GCS, unless
   /// `discardingNoncurrent` (fake-gcs-server's behaviour, for suites written against it).
   public func deleteBucket(_ name: String, discardingNoncurrent: Bool = false) throws(StorageError) {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     let result: Result<Void, StorageError> = index.withLock { buckets in
       guard let bucket = buckets[name] else { return .failure(.bucketNotFound(bucket: name)) }
       guard bucket.objects.isEmpty && (discardingNoncurrent || bucket.noncurrent.isEmpty) else {
@@ -72,8 +71,8 @@ extension ObjectStore {
     _ name: String, resource: JSONValue, replace: Bool, ifMetagenerationMatch: Int64? = nil,
     ifMetagenerationNotMatch: Int64? = nil
   ) throws(StorageError) -> BucketInfo {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     let now = Timestamp.nowMilliseconds()
     let result: Result<BucketInfo, StorageError> = index.withLock { buckets in
       guard let current = buckets[name]?.info else { return .failure(.bucketNotFound(bucket: name)) }

@@ -81,8 +81,8 @@ extension ObjectStore {
   /// bucket when missing (even with strict buckets: an import names its buckets).
   public func restore(_ template: ObjectMetadata, source: DataSource) throws(StorageError) -> ObjectMetadata {
     let (staged, digest) = try stage(source, bucket: template.bucket, name: template.name)
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     do throws(StorageError) {
       if index.withLock({ $0[template.bucket] == nil }) {
         do {

@@ -80,8 +80,9 @@ extension ObjectStore {
     completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void,
     _ change: (inout ObjectMetadata) -> Void
   ) {
+    let phase: Int
     do {
-      try beginWrite()
+      phase = try beginWrite()
     } catch {
       return completion(.failure(error))
     }
@@ -102,20 +103,20 @@ extension ObjectStore {
         try object.checkCustomMetadataSize()
         object.metageneration += 1
         object.updated = max(Timestamp.nowMilliseconds(), current.updated)
-        ticket = WriteStripe.Ticket(object: object, completion: completion)
+        ticket = WriteStripe.Ticket(object: object, phase: phase, completion: completion)
         group?.latest = object
       } else {
         // Nothing to change: answer with the newest version once it is on disk.
-        ticket = WriteStripe.Ticket(object: current, completion: completion)
+        ticket = WriteStripe.Ticket(object: current, phase: phase, completion: completion)
         guard group != nil else {
           stripe.unlock()
-          endWrite()
+          endWrite(phase)
           return completion(.success(current))
         }
       }
     } catch {
       stripe.unlock()
-      endWrite()
+      endWrite(phase)
       return completion(.failure(error))
     }
     if let group {
@@ -169,13 +170,13 @@ extension ObjectStore {
         stripe.condition.broadcast()
         stripe.unlock()
         for ticket in finished { ticket.completion(.failure(failure)) }
-        endWrite(count: finished.count)
+        endWrites(finished)
         return
       }
       group.published = object
       stripe.unlock()
       for ticket in batch { ticket.completion(.success(ticket.object)) }
-      endWrite(count: batch.count)
+      endWrites(batch)
       stripe.lock()
     }
     stripe.groups[key] = nil

@@ -132,8 +132,8 @@ extension ObjectStore {
     bucket: String, name: String, staged: StagedData, md5: [UInt8]?, crc32c: UInt32, componentCount: Int?,
     upload: Upload, conditions: Preconditions, prepare: (inout ObjectMetadata) -> Void
   ) throws(StorageError) -> ObjectMetadata {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     do throws(StorageError) {
       try ensureBucket(bucket, create: upload.createsBucket)
       return try withLiveObject(bucket, name) { previous throws(StorageError) -> ObjectMetadata in
@@ -245,8 +245,8 @@ extension ObjectStore {
   }
 
   public func delete(bucket: String, name: String, conditions: Preconditions = Preconditions()) throws(StorageError) {
-    try beginWrite()
-    defer { endWrite() }
+    let phase = try beginWrite()
+    defer { endWrite(phase) }
     try withLiveObject(bucket, name) { live throws(StorageError) in
       if let generation = conditions.generation, live?.generation != generation {
         return try deleteNoncurrent(bucket: bucket, name: name, generation: generation, conditions: conditions)

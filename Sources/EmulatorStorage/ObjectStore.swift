@@ -32,15 +32,19 @@ public final class ObjectStore: Sendable {
   /// Tests: told the size of each chunk a listing copied out of the index, after the index
   /// lock is released again.
   let listChunkObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
-  /// Writes in progress, and whether the store is closed to new ones.
-  private let writes = Locked<(active: Int, closed: Bool)>((0, false))
+  /// Writes in progress, whether the store is closed to new ones, and the background snapshot.
+  let writes = Locked(WriteCounts())
+  let log: @Sendable (String) -> Void
 
   /// Opens the store, loading what the backend holds (and letting it clean up interrupted writes).
-  public init(backend: any StorageBackend, options: Options = Options(), log: @Sendable (String) -> Void = { _ in })
+  public init(
+    backend: any StorageBackend, options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in }
+  )
     throws(StorageError)
   {
     self.backend = backend
     self.options = options
+    self.log = log
     var loaded = try backend.load(log: log)
     var built: (buckets: [String: BucketIndex], highest: Int64)
     do {
@@ -55,9 +59,15 @@ public final class ObjectStore: Sendable {
     Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
+    // A large index is saved in the background: the store is ready meanwhile, and a crash before
+    // the snapshot is installed finds the folder as it was (read again the same way).
     if loaded.wantsSnapshot {
       do {
-        try backend.saveSnapshot(snapshotState())
+        if buckets.values.reduce(0, { $0 + $1.keys.count }) < Self.backgroundSnapshotAbove {
+          try backend.saveSnapshot(snapshotState())
+        } else {
+          startSnapshot(begun: try backend.beginSnapshot())
+        }
       } catch {
         log("index: no snapshot saved (\(error)); the next start-up reads every record again")
       }
@@ -124,45 +134,38 @@ public final class ObjectStore: Sendable {
 
   // MARK: Closing
 
-  func beginWrite() throws(StorageError) {
-    let open = writes.withLock { state -> Bool in
-      guard !state.closed else { return false }
-      state.active += 1
-      return true
+  /// Counts a write in (returns its phase, for `endWrite`; see `WriteCounts`).
+  func beginWrite() throws(StorageError) -> Int {
+    let phase = writes.withLock { state -> Int? in
+      guard !state.closed else { return nil }
+      state.active[state.phase] += 1
+      return state.phase
     }
-    if !open { throw StorageError.io("the emulator is shutting down") }
+    guard let phase else { throw StorageError.io("the emulator is shutting down") }
+    return phase
   }
 
-  func endWrite(count: Int = 1) {
-    writes.withLock { $0.active -= count }
+  func endWrite(_ phase: Int, count: Int = 1) {
+    writes.withLock { $0.active[phase] -= count }
+    if backend.snapshotDue { startSnapshot() }
   }
 
-  /// Refuses new writes, waits (up to `timeout` seconds) for those in progress, then saves a
-  /// snapshot of the index so the next start-up is fast. Returns false when writes were still
-  /// running (no snapshot then: the journal still names every change, so nothing is lost).
+  /// Refuses new writes, waits (up to `timeout` seconds) for those in progress and for a
+  /// background snapshot, then saves a snapshot of the index so the next start-up is fast.
+  /// Returns false when writes were still running (no snapshot then: the journal still names
+  /// every change, so nothing is lost).
   @discardableResult
   public func close(timeout: Double = 5) throws(StorageError) -> Bool {
     writes.withLock { $0.closed = true }
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeout, 0) * 1e9)
-    while writes.withLock({ $0.active }) > 0 {
+    while writes.withLock({ $0.active[0] + $0.active[1] }) > 0 {
       guard DispatchTime.now().uptimeNanoseconds < deadline else { return false }
       usleep(1000)
     }
+    // Its writes have all ended: it finishes.
+    waitForSnapshot()
     try backend.saveSnapshot(snapshotState())
     return true
-  }
-
-  /// Everything in the index, bucket by bucket in name order.
-  private func snapshotState() -> LoadedState {
-    index.withLock { buckets -> LoadedState in
-      var state = LoadedState()
-      state.objects.reserveCapacity(buckets.values.reduce(0) { $0 + $1.keys.count })
-      for bucket in buckets.values.sorted(by: { $0.info.name < $1.info.name }) {
-        state.buckets.append(bucket.info)
-        for key in bucket.keys { state.objects.append(bucket.objects[key]!) }
-      }
-      return state
-    }
   }
 
   // MARK: Reading

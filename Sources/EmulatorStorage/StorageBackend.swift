@@ -47,11 +47,19 @@ public protocol StorageBackend: Sendable {
   /// A folder for request bodies too large to hold in memory, on the file system of the data
   /// (so `stage(file:)` moves them instead of copying); nil: bodies are kept in memory.
   var spoolDirectory: String? { get }
+  /// Whether the backend asks for a snapshot while writes go on (its journal grew long).
+  var snapshotDue: Bool { get }
+  /// A snapshot while writes go on: `beginSnapshot` starts recording changes for the new one;
+  /// `finishSnapshot` saves what was published once every write begun before it had ended.
+  func beginSnapshot() throws(StorageError) -> UInt64
+  func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError)
 }
 
 extension StorageBackend {
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
   public func saveProjects(_ state: JSONValue) throws(StorageError) {}
   public func loadProjects() -> JSONValue? { nil }
+  public var snapshotDue: Bool { false }
+  public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
+  public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
 }
-

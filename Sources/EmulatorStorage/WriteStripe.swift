@@ -24,6 +24,8 @@ final class WriteStripe: @unchecked Sendable {
   struct Ticket {
     /// The version this change produced (for a change found unneeded: the newest accepted one).
     let object: ObjectMetadata
+    /// What `beginWrite` returned for this change.
+    let phase: Int
     let completion: @Sendable (Result<ObjectMetadata, StorageError>) -> Void
   }
 

@@ -219,6 +219,7 @@ import Testing
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 10_001))
+    store.waitForSnapshot()
     let journal = try #require(IndexJournal.read(root.appendingPathComponent("index.journal").path))
     #expect(journal.lineCount == 0, "a new epoch starts with an empty journal")
     #expect(try IndexSnapshot.read(root.appendingPathComponent("index.snapshot").path).epoch == journal.epoch)

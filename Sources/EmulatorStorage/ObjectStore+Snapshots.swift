@@ -1,0 +1,89 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Snapshots saved while writes go on, so that after a crash start-up re-reads only the records
+/// named since the last one (see `FileBackend+Journal`).
+///
+/// A snapshot must hold every change the new journal does not name. A write names its object in
+/// the journal before changing the folder, and is published in the index after: so once the
+/// backend has begun the new journal, the store waits until every write that began before that
+/// moment has ended (writes are counted by phase, and the phase flips right after the new journal
+/// begins), and only then copies the index. Later writes may or may not be in the copy; they are
+/// in the new journal either way. Nothing waits on the snapshot: it is written on its own thread.
+extension ObjectStore {
+  /// Objects from which the snapshot a start-up asks for is saved in the background (below, it
+  /// takes milliseconds).
+  static let backgroundSnapshotAbove = 50_000
+
+  struct WriteCounts {
+    /// Writes in progress, by the phase they began in.
+    var active = [0, 0]
+    var phase = 0
+    var closed = false
+    /// A background snapshot is being saved.
+    var snapshotting = false
+  }
+
+  /// Ends the writes of these metadata changes.
+  func endWrites(_ tickets: [WriteStripe.Ticket]) {
+    let old = tickets.count { $0.phase == 0 }
+    if old > 0 { endWrite(0, count: old) }
+    if old < tickets.count { endWrite(1, count: tickets.count - old) }
+  }
+
+  /// Starts a background snapshot unless one is running or the store is closing. `begun`: the
+  /// epoch when the caller has already called `beginSnapshot`.
+  func startSnapshot(begun: UInt64? = nil) {
+    let start = writes.withLock { state -> Bool in
+      guard !state.closed, !state.snapshotting else { return false }
+      state.snapshotting = true
+      return true
+    }
+    guard start else { return }
+    let thread = Thread { [self] in
+      saveSnapshotWhileWriting(begun: begun)
+      writes.withLock { $0.snapshotting = false }
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+  }
+
+  private func saveSnapshotWhileWriting(begun: UInt64?) {
+    do {
+      let epoch = try begun ?? backend.beginSnapshot()
+      let previous = writes.withLock { state -> Int in
+        let previous = state.phase
+        state.phase = 1 - previous
+        return previous
+      }
+      while writes.withLock({ $0.active[previous] }) > 0 { usleep(500) }
+      try backend.finishSnapshot(snapshotState(), epoch: epoch)
+    } catch {
+      log("index: no snapshot saved in the background (\(error)); the journal still names every change")
+    }
+  }
+
+  func waitForSnapshot() {
+    while writes.withLock({ $0.snapshotting }) { usleep(1000) }
+  }
+
+  /// Everything in the index, bucket by bucket in name order. The index lock is held only to
+  /// take each bucket's tables (copy-on-write: a write meanwhile copies them).
+  func snapshotState() -> LoadedState {
+    let tables = index.withLock { buckets in
+      buckets.values.sorted { $0.info.name < $1.info.name }.map { (info: $0.info, keys: $0.keys, objects: $0.objects) }
+    }
+    var state = LoadedState()
+    state.objects.reserveCapacity(tables.reduce(0) { $0 + $1.keys.count })
+    for bucket in tables {
+      state.buckets.append(bucket.info)
+      for key in bucket.keys { state.objects.append(bucket.objects[key]!) }
+    }
+    return state
+  }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EmulatorStorage
+
+/// Snapshots saved while writes go on (issue #22 target 1: a crash replays only a short journal
+/// tail), and every state a kill during one can leave.
+@Suite struct BackgroundSnapshotTests {
+  func file(_ root: URL, _ name: String) -> String { root.appendingPathComponent(name).path }
+
+  /// Reopens the folder as after `kill -9` (the old store is simply dropped).
+  func reopen(_ root: URL) throws -> (FileBackend, ObjectStore) {
+    let backend = try FileBackend(root: root)
+    return (backend, try ObjectStore(backend: backend))
+  }
+
+  @Test func snapshotsTakenWhileFourWritersRunLoseNoWriteAndShortenTheReplay() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let backend = try FileBackend(root: root)
+    backend.snapshotLines = 40
+    let store = try ObjectStore(backend: backend)
+    let failures = Atomic<Int>(0)
+    DispatchQueue.concurrentPerform(iterations: 4) { writer in
+      for n in 0..<150 {
+        do {
+          _ = try store.insert(bucket: "bkt", name: "w\(writer)/\(n)", data: [UInt8(writer), UInt8(n)])
+          if n % 3 == 0 {
+            var patch = MetadataPatch()
+            patch.customUpdates = ["n": "\(n)"]
+            _ = try store.update(bucket: "bkt", name: "w\(writer)/\(n)", patch: patch)
+          }
+          if n % 10 == 9 { try store.delete(bucket: "bkt", name: "w\(writer)/\(n - 1)") }
+        } catch {
+          failures.add(1, ordering: .relaxed)
+        }
+      }
+    }
+    #expect(failures.load(ordering: .relaxed) == 0)
+    store.waitForSnapshot()
+    let expected = try store.list(bucket: "bkt", query: ListQuery()).items
+    #expect(expected.count == 4 * 135)
+    let (reopenedBackend, reopened) = try reopen(root)
+    guard case .snapshot(let replayed) = reopenedBackend.loadedFrom else {
+      Issue.record("expected a start from the snapshot, got \(String(describing: reopenedBackend.loadedFrom))")
+      return
+    }
+    // 800 changes were made; the last snapshot leaves at most a few dozen to replay.
+    #expect(replayed < 200)
+    #expect(try reopened.list(bucket: "bkt", query: ListQuery()).items == expected)
+    #expect(try reopened.read(bucket: "bkt", name: "w2/99").1 == [2, 99])
+    #expect(try reopened.metadata(bucket: "bkt", name: "w3/99").custom == ["n": "99"])
+  }
+
+  /// The race the phases close: a write already named in the old journal, not yet in the index,
+  /// when the snapshot begins. Without the wait, the snapshot would miss it and the new journal
+  /// would not name it: lost after a kill.
+  @Test func aSnapshotWaitsForAWriteJournaledBeforeItBegan() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let armed = Atomic<Bool>(false)
+    let reached = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let calls = FileCalls.recording { line in
+      // The record of the armed write is committed on disk; it is not yet published.
+      if line.hasPrefix("rename "), line.hasSuffix(".json"),
+        armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged
+      {
+        reached.signal()
+        release.wait()
+      }
+    }
+    let backend = try FileBackend(root: root, calls: calls)
+    let store = try ObjectStore(backend: backend)
+    _ = try store.insert(bucket: "bkt", name: "before", data: [1])
+    armed.store(true, ordering: .relaxed)
+    let writer = Thread { _ = try? store.insert(bucket: "bkt", name: "slow", data: [2]) }
+    writer.start()
+    reached.wait()
+    store.startSnapshot()
+    Thread.sleep(forTimeInterval: 0.3)
+    #expect(store.writes.withLock { $0.snapshotting }, "the snapshot waits for the write in progress")
+    #expect(FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
+    release.signal()
+    store.waitForSnapshot()
+    #expect(!FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
+    let journal = try #require(IndexJournal.read(file(root, "index.journal")))
+    #expect(journal.lineCount == 0, "the slow write was journaled before the new epoch")
+    let (reopenedBackend, reopened) = try reopen(root)
+    #expect(reopenedBackend.loadedFrom == .snapshot(replayed: 0))
+    #expect(try reopened.read(bucket: "bkt", name: "slow").1 == [2])
+    #expect(try reopened.read(bucket: "bkt", name: "before").1 == [1])
+  }
+
+  @Test func killedBeforeTheNewSnapshotIsInstalledTheOldPairStillNamesEveryChange() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "old", data: [1])
+      try store.close()
+    }
+    do {
+      let backend = try FileBackend(root: root)
+      let store = try ObjectStore(backend: backend)
+      _ = try backend.beginSnapshot()
+      // Written into both journals; the snapshot is never finished (killed).
+      _ = try store.insert(bucket: "bkt", name: "during", data: [2])
+      try store.delete(bucket: "bkt", name: "old")
+      #expect(FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
+    }
+    let (backend, store) = try reopen(root)
+    #expect(backend.loadedFrom == .snapshot(replayed: 2))
+    #expect(try store.read(bucket: "bkt", name: "during").1 == [2])
+    #expect(throws: StorageError.self) { try store.metadata(bucket: "bkt", name: "old") }
+    #expect(!FileManager.default.fileExists(atPath: file(root, "index.journal.next")), "the leftover is removed")
+  }
+
+  @Test func killedBetweenInstallingTheSnapshotAndItsJournalTheNextJournalIsUsed() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let oldJournal: Data
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "old", data: [1])
+      try store.close()
+      let backend = try FileBackend(root: root)
+      let reopened = try ObjectStore(backend: backend)
+      let epoch = try backend.beginSnapshot()
+      let state = reopened.snapshotState()
+      _ = try reopened.insert(bucket: "bkt", name: "after", data: [3])  // not in `state`: only journaled
+      oldJournal = try Data(contentsOf: root.appendingPathComponent("index.journal"))
+      try backend.finishSnapshot(state, epoch: epoch)
+    }
+    // As if killed between the two renames: the new snapshot, the old journal, the new one aside.
+    try FileManager.default.moveItem(atPath: file(root, "index.journal"), toPath: file(root, "index.journal.next"))
+    try oldJournal.write(to: root.appendingPathComponent("index.journal"))
+    let (backend, store) = try reopen(root)
+    #expect(backend.loadedFrom == .snapshot(replayed: 1))
+    #expect(try store.read(bucket: "bkt", name: "after").1 == [3])
+    #expect(try store.read(bucket: "bkt", name: "old").1 == [1])
+    let snapshot = try IndexSnapshot.read(file(root, "index.snapshot"))
+    #expect(IndexJournal.read(file(root, "index.journal"))?.epoch == snapshot.epoch, "the journal is installed")
+  }
+
+  @Test func aSnapshotOfAnOlderVersionMeansAFullScanThenANewSnapshot() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      for n in 0..<20 { _ = try store.insert(bucket: "bkt", name: "o\(n)", data: [UInt8(n)]) }
+      try store.close()
+    }
+    var bytes = try Data(contentsOf: root.appendingPathComponent("index.snapshot"))
+    let digit = IndexSnapshot.magic.count - 2
+    bytes[digit] = UInt8(ascii: "1")
+    try bytes.write(to: root.appendingPathComponent("index.snapshot"))
+    let lines = LogLines()
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend, log: { lines.append($0) })
+    #expect(backend.loadedFrom == .scan)
+    #expect(lines.all.contains { $0.contains("not a snapshot of this version") })
+    #expect(try store.list(bucket: "bkt", query: ListQuery()).items.count == 20)
+    let rebuilt = try IndexSnapshot.read(file(root, "index.snapshot"))
+    #expect(rebuilt.state.objects.count == 20)
+    #expect(IndexJournal.read(file(root, "index.journal"))?.epoch == rebuilt.epoch)
+  }
+}
