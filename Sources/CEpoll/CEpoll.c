@@ -48,21 +48,13 @@ int cepoll_create(void) {
 }
 
 int cepoll_control(int epfd, int op, int fd, uint32_t events, uint64_t data) {
-  (void)epfd;
-  (void)op;
-  (void)fd;
-  (void)events;
-  (void)data;
+  (void)epfd, (void)op, (void)fd, (void)events, (void)data;
   errno = ENOSYS;
   return -1;
 }
 
 int cepoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout_ms) {
-  (void)epfd;
-  (void)events;
-  (void)data;
-  (void)capacity;
-  (void)timeout_ms;
+  (void)epfd, (void)events, (void)data, (void)capacity, (void)timeout_ms;
   errno = ENOSYS;
   return -1;
 }

@@ -7,9 +7,8 @@ import Foundation
 /// seeding. Built before the HTTP server (its routes are part of the server's handler).
 public final class Maintenance: Sendable {
   public let store: ObjectStore
-  public let sessions: UploadSessions
-  /// XML multipart uploads in progress (emptied by a reset like the resumable sessions).
-  public let multipart: MultipartUploads?
+  /// Unfinished uploads: resumable sessions and XML multipart uploads (a reset empties both).
+  public let uploads: (sessions: UploadSessions, multipart: MultipartUploads?)
   public let configuration: EmulatorConfiguration
   /// Monotonic start time, for the uptime.
   let startedAt = DispatchTime.now()
@@ -22,8 +21,7 @@ public final class Maintenance: Sendable {
     configuration: EmulatorConfiguration, log: @escaping @Sendable (String) -> Void
   ) {
     self.store = store
-    self.sessions = sessions
-    self.multipart = multipart
+    self.uploads = (sessions, multipart)
     self.configuration = configuration
     self.log = log
   }
@@ -50,8 +48,8 @@ public final class Maintenance: Sendable {
   /// upload session (resumable or XML multipart) goes. The buckets named in the configuration (`--bucket`) are created again,
   /// so the emulator is as a fresh start on an empty data folder would make it.
   public func reset() throws(StorageError) -> ResetSummary {
-    let uploads = sessions.removeAll()
-    let multipartUploads = multipart?.removeAll() ?? 0
+    let sessionCount = uploads.sessions.removeAll()
+    let multipartUploads = uploads.multipart?.removeAll() ?? 0
     let removed = try store.removeAll()
     for bucket in configuration.buckets {
       do {
@@ -61,7 +59,7 @@ public final class Maintenance: Sendable {
       }
     }
     return ResetSummary(
-      objects: removed.objects, buckets: removed.buckets, uploadSessions: uploads, multipartUploads: multipartUploads)
+      objects: removed.objects, buckets: removed.buckets, uploadSessions: sessionCount, multipartUploads: multipartUploads)
   }
 
   /// Writes a Firebase emulator export of everything to `directory` (see `FirebaseExport`).
@@ -150,7 +148,7 @@ public final class Maintenance: Sendable {
     json.bool("inMemory", configuration.inMemory)
     json.raw("objectCount", String(store.objectCount))
     json.raw("bucketCount", String(store.listBuckets().count))
-    json.raw("uploadSessionCount", String(sessions.count))
+    json.raw("uploadSessionCount", String(uploads.sessions.count))
     json.endObject()
     return json.bytes
   }
