@@ -1,3 +1,4 @@
+import EmulatorHTTP
 import Foundation
 import Testing
 
@@ -9,7 +10,9 @@ import Testing
   /// A value each option accepts that is not its default, as flag or environment text.
   static let samples: [String: String] = [
     "host": "0.0.0.0", "port": "8080", "data_dir": "/tmp/d", "in_memory": "true", "fsync": "true",
-    "strict_buckets": "true", "lenient_buckets": "true", "discard_noncurrent": "true", "event_loop": "portable",
+    "strict_buckets": "true", "lenient_buckets": "true", "discard_noncurrent": "true",
+    // Not the default, which STORAGE_EMULATOR_EVENT_LOOP may have set for the whole test run.
+    "event_loop": HTTPServerConfiguration().eventLoop == .portable ? "epoll" : "portable",
     "xml_virtual_host": "xml.test", "buckets": "b1",
     "signing_keys": "k.pem", "hmac_keys": "ID:SECRET", "cors_origins": "https://app.example",
     "allowed_hosts": "app.example", "max_upload_bytes": "5", "max_metadata_bytes": "100",

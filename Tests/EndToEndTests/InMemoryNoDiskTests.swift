@@ -142,7 +142,10 @@ import Testing
     process.process.waitUntilExit()
 
     let text = try String(contentsOfFile: trace, encoding: .utf8)
-    #expect(text.contains("\(emulator) openat("), "the trace follows the emulator")
+    let followed = text.split(separator: "\n").contains {
+      $0.prefix { $0 != " " } == String(emulator) && $0.contains(" openat(")
+    }
+    #expect(followed, "the trace follows the emulator")
     let writes = Self.fileSystemWrites(inTrace: text)
     #expect(writes.isEmpty, "calls that wrote to the file system:\n\(writes.joined(separator: "\n"))")
     #expect(try FileManager.default.contentsOfDirectory(atPath: readOnly.path).isEmpty)
@@ -168,7 +171,8 @@ import Testing
       }
       guard let result = line.range(of: ") = ", options: .backwards), !line[result.upperBound...].hasPrefix("-1")
       else { continue }
-      let call = line.drop { $0 != " " }.dropFirst().prefix { $0 != "(" }
+      // strace pads the pid column ("812  openat(" beside "10443 openat("): skip every space.
+      let call = line.drop { $0 != " " }.drop { $0 == " " }.prefix { $0 != "(" }
       let opensForWriting =
         ["open", "openat", "creat"].contains(String(call))
         && (call == "creat" || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"].contains { line.contains($0) })
@@ -198,6 +202,7 @@ import Testing
   @Test func theTraceReaderFindsWritesAndIgnoresReadsAndFailures() {
     let trace = """
       10 openat(AT_FDCWD, "/etc/hosts", O_RDONLY|O_CLOEXEC) = 3
+      812  openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC) = 3
       10 openat(AT_FDCWD, "/tmp/x", O_WRONLY|O_CREAT|O_CLOEXEC, 0644) = -1 EACCES (Permission denied)
       10 openat(AT_FDCWD, "/dev/null", O_WRONLY|O_CLOEXEC) = 4
       11 openat(AT_FDCWD, "/tmp/spool-1", O_WRONLY|O_CREAT|O_CLOEXEC, 0644 <unfinished ...>
