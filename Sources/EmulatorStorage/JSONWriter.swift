@@ -105,7 +105,7 @@ public struct JSONWriter {
   }
 
   /// `"key":"<base64 of bytes>"`.
-  public mutating func base64(_ key: String, _ value: some Collection<UInt8>) {
+  public mutating func base64(_ key: String, _ value: [UInt8]) {
     beginString(key)
     Base64.append(value, to: &bytes)
     endString()
