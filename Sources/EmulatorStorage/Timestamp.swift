@@ -24,34 +24,44 @@ public enum Timestamp {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// `format`, written straight into a byte buffer.
+  /// `format`, written straight into a byte buffer (three per object of a listing: no
+  /// allocation, no recursion).
   public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
     let days = CivilDate.floorDivide(milliseconds, 86_400_000)
     let msOfDay = milliseconds - days * 86_400_000
     let (year, month, day) = CivilDate.civil(days: days)
-    func digits(_ value: Int64, _ width: Int) {
-      if value >= 10 || width > 1 { digits(value / 10, width - 1) }
-      bytes.append(UInt8(48 + value % 10))
-    }
+    bytes.reserveCapacity(bytes.count + 24)
     if year < 0 {
       // Before year 0 (never a real timestamp): the general formatter.
       bytes.append(contentsOf: String(year).utf8)
     } else {
-      digits(year, 4)
+      appendDigits(year, width: 4, to: &bytes)
     }
     bytes.append(UInt8(ascii: "-"))
-    digits(month, 2)
+    appendDigits(month, width: 2, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
-    digits(day, 2)
+    appendDigits(day, width: 2, to: &bytes)
     bytes.append(UInt8(ascii: "T"))
-    digits(msOfDay / 3_600_000, 2)
+    appendDigits(msOfDay / 3_600_000, width: 2, to: &bytes)
     bytes.append(UInt8(ascii: ":"))
-    digits(msOfDay / 60_000 % 60, 2)
+    appendDigits(msOfDay / 60_000 % 60, width: 2, to: &bytes)
     bytes.append(UInt8(ascii: ":"))
-    digits(msOfDay / 1000 % 60, 2)
+    appendDigits(msOfDay / 1000 % 60, width: 2, to: &bytes)
     bytes.append(UInt8(ascii: "."))
-    digits(msOfDay % 1000, 3)
+    appendDigits(msOfDay % 1000, width: 3, to: &bytes)
     bytes.append(UInt8(ascii: "Z"))
+  }
+
+  /// A non-negative `value` in decimal, zero-padded to at least `width` digits.
+  @inline(__always)
+  static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+    var divisor: Int64 = 1
+    for _ in 1..<max(width, 1) { divisor &*= 10 }
+    while value / divisor >= 10 { divisor &*= 10 }
+    while divisor > 0 {
+      bytes.append(UInt8(truncatingIfNeeded: 48 + value / divisor % 10))
+      divisor /= 10
+    }
   }
 
   /// Parses an RFC 3339 date-time (`2024-01-02T03:04:05Z`, any number of fraction digits, `Z` or

@@ -49,6 +49,16 @@ import Testing
     #expect(Timestamp.format(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00.000Z")
   }
 
+  @Test func formatAndParseRoundTripAcrossTheFourDigitYears() {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<2000 {
+      let milliseconds = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &generator)
+      let text = Timestamp.format(milliseconds: milliseconds)
+      #expect(text.utf8.count == 24, "\(text)")
+      #expect(Timestamp.parse(text) == milliseconds, "\(text)")
+    }
+  }
+
   @Test func base64MatchesFoundationForEveryLength() {
     for length in 0..<40 {
       let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
