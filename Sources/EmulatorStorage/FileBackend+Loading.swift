@@ -1,3 +1,4 @@
+import EmulatorSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -49,23 +50,28 @@ extension FileBackend {
     }
     let live = Set(state.buckets.map(\.name))
     for bucket in state.buckets { state.noncurrent += loadNoncurrent(bucket.name, log: log) }
-    for (key, files) in journal.objects where live.contains(key.bucket) {
-      if let object = recoverObject(bucket: key.bucket, name: key.name, files: files, log: log) {
-        state.objects.append(object)
-      }
-    }
-    let batches = ObjectBatches()
+    // Two producers: the snapshot's decoding and the journal's replay run at once, and the
+    // store indexes what either hands over.
+    let batches = ObjectBatches(producers: 2)
     state.batches = batches
     let journaled = journal.objects
+    let replayed = journal.objects.filter { live.contains($0.key.bucket) }.map { ($0.key, $0.value) }
+    state.replayCount = replayed.count
     let removed = removedBuckets
     let path = snapshotPath
+    let large = opened.buckets.reduce(0) { $0 + $1.count } >= 10_000
     let thread = Thread {
+      let began = DispatchTime.now().uptimeNanoseconds
       do {
         try IndexSnapshot.decodeObjects(
           opened,
           skip: { bucket, name in
             removed.contains(bucket) || (!journaled.isEmpty && journaled[.init(bucket: bucket, object: name)] != nil)
           }, deliver: batches.push)
+        if large {
+          let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+          batches.report("index: index.snapshot decoded in \(ObjectStore.seconds(seconds))")
+        }
         batches.finish()
       } catch {
         // Checksummed yet undecodable: a bug, not damage. Remove it so the retry reads every record.
@@ -75,6 +81,17 @@ extension FileBackend {
     }
     thread.stackSize = 1 << 20
     thread.start()
+    let replay = Thread { [self] in
+      let began = DispatchTime.now().uptimeNanoseconds
+      replayJournal(replayed, into: batches)
+      if replayed.count >= 1_000 {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+        batches.report("index: \(replayed.count) records the journal names re-read in \(ObjectStore.seconds(seconds))")
+      }
+      batches.finish()
+    }
+    replay.stackSize = 1 << 20
+    replay.start()
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     // A long journal (many names to re-read, or many lines to parse: it grows with every write
     // until a clean stop) is folded into a new snapshot once the store is built.
@@ -116,32 +133,59 @@ extension FileBackend {
     return info
   }
 
-  private func readRecord(_ path: String, bucket: String) throws(StorageError) -> ObjectMetadata {
-    guard let bytes = FileManager.default.contents(atPath: path) else { throw StorageError.io("unreadable") }
-    let object = try ObjectMetadata(record: Array(bytes))
-    guard object.bucket == bucket, recordPath(object) == path else {
+  /// Re-reads the records the journal names (each a few system calls and a parse) on several
+  /// threads, handing them over as they come.
+  private func replayJournal(_ names: [(IndexJournal.Key, IndexJournal.DataFiles)], into batches: ObjectBatches) {
+    let parts = min(names.count, Self.readThreads)
+    Self.onThreads(parts) { [self] part in
+      var objects: [ObjectMetadata] = []
+      for position in stride(from: part, to: names.count, by: parts) {
+        let (key, files) = names[position]
+        if let object = recoverObject(bucket: key.bucket, name: key.object, files: files, log: batches.report) {
+          objects.append(object)
+        }
+        if objects.count == 4096 {
+          batches.push(ObjectBatch(unordered: objects))
+          objects.removeAll(keepingCapacity: true)
+        }
+      }
+      if !objects.isEmpty { batches.push(ObjectBatch(unordered: objects)) }
+    }
+  }
+
+  /// The record at `path` of the object `name` in `bucket`, checked against both and against its
+  /// data file.
+  private func readRecord(
+    _ path: String, bucket: String, name: ObjectKey, base: (dir: String, stem: String)
+  ) throws(StorageError) -> ObjectMetadata {
+    guard let bytes = IndexSnapshot.readFile(path) else { throw StorageError.io("unreadable") }
+    var object = try ObjectMetadata(record: bytes)
+    guard object.bucket == bucket, object.name.utf8.elementsEqual(name.bytes) else {
       throw StorageError.io("the record names another object")
     }
-    guard FileManager.default.fileExists(atPath: dataPath(object)) else {
+    object.bucket = bucket  // one string for the bucket's objects
+    guard exists(base.dir + "/" + base.stem + "." + String(object.generation) + ".data") else {
       throw StorageError.io("its data file is missing")
     }
     return object
   }
 
+  private func exists(_ path: String) -> Bool { SystemCall.retrying { access(path, F_OK) } == 0 }
+
   /// One object's state from the folder, as a full scan would find it (damaged records noted,
   /// data files of unfinished writes removed).
   private func recoverObject(
-    bucket: String, name: String, files: IndexJournal.DataFiles, log: @Sendable (String) -> Void
+    bucket: String, name: ObjectKey, files: IndexJournal.DataFiles, log: @Sendable (String) -> Void
   ) -> ObjectMetadata? {
-    let base = objectBase(bucket: bucket, name: name)
+    let base = objectBase(bucket: bucket, name: name.name)
     let path = base.dir + "/" + base.stem + ".json"
     var keep: String?
     var object: ObjectMetadata?
     damaged.withLock { _ = $0.remove(path) }
-    if FileManager.default.fileExists(atPath: path) {
+    if exists(path) {
       do {
-        let found = try readRecord(path, bucket: bucket)
-        keep = (dataPath(found) as NSString).lastPathComponent
+        let found = try readRecord(path, bucket: bucket, name: name, base: base)
+        keep = base.stem + "." + String(found.generation) + ".data"
         object = found
       } catch {
         log("recovery: skipped the damaged record \(path.dropFirst(root.path.count + 1)): \(error)")
@@ -156,7 +200,7 @@ extension FileBackend {
         $0.hasPrefix(base.stem + ".") && $0.hasSuffix(".data")
       }
       : files.generations.map { base.stem + ".\($0).data" }
-    for file in candidates where file != keep && FileManager.default.fileExists(atPath: base.dir + "/" + file) {
+    for file in candidates where file != keep && exists(base.dir + "/" + file) {
       try? FileManager.default.removeItem(atPath: base.dir + "/" + file)
       log(
         "recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")

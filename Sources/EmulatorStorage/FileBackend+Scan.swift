@@ -3,7 +3,7 @@ import EmulatorSupport
 import Foundation
 
 /// The start-up of a folder without a usable snapshot: every record is read, the shard folders
-/// two at a time (one per core), cleaning up what interrupted writes left.
+/// several at a time (`readThreads`), cleaning up what interrupted writes left.
 extension FileBackend {
   /// What one shard folder holds.
   private struct ShardScan {
@@ -31,10 +31,13 @@ extension FileBackend {
     }
     let results = Locked<[Int: ShardScan]>([:])
     let work = shards
-    DispatchQueue.concurrentPerform(iterations: shards.count) { index in
-      let shard = work[index]
-      let scanned = scanShard(bucket: shard.bucket, path: shard.path, name: shard.name)
-      results.withLock { $0[index] = scanned }
+    let threads = min(shards.count, Self.readThreads)
+    Self.onThreads(threads) { [self] worker in
+      for index in stride(from: worker, to: work.count, by: threads) {
+        let shard = work[index]
+        let scanned = scanShard(bucket: shard.bucket, path: shard.path, name: shard.name)
+        results.withLock { $0[index] = scanned }
+      }
     }
     let scanned = results.withLock { $0 }
     state.objects.reserveCapacity(scanned.values.reduce(0) { $0 + $1.objects.count })
@@ -51,14 +54,14 @@ extension FileBackend {
   /// must hold (no `stat` per object); data files no record names are leftovers and removed.
   private func scanShard(bucket: String, path: String, name shard: String) -> ShardScan {
     var scan = ShardScan()
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    let files = Self.names(in: path) ?? []
     let present = Set(files)
     var live = Set<String>()
     for file in files where file.hasSuffix(".json") {
       let stem = String(file.dropLast(5))
       do throws(StorageError) {
         guard let bytes = IndexSnapshot.readFile(path + "/" + file) else { throw StorageError.io("unreadable") }
-        let object = try ObjectMetadata(record: bytes)
+        var object = try ObjectMetadata(record: bytes)
         guard object.bucket == bucket, stem.hasPrefix(shard),
           Hex.encode(SHA256.hash(data: Array(object.name.utf8))) == stem
         else {
@@ -67,6 +70,7 @@ extension FileBackend {
         let data = stem + "." + String(object.generation) + ".data"
         guard present.contains(data) else { throw StorageError.io("its data file is missing") }
         live.insert(data)
+        object.bucket = bucket  // one string for the bucket's objects
         scan.objects.append(object)
       } catch {
         scan.log.append("recovery: skipped the damaged record buckets/\(bucket)/objects/\(shard)/\(file): \(error)")

@@ -55,9 +55,11 @@ extension IndexSnapshot {
       u64(UInt64(bitPattern: object.generation))
       u64(UInt64(bitPattern: object.metageneration))
       u64(UInt64(bitPattern: object.size))
-      if let md5 = object.md5 {
-        varint(UInt64(md5.count) + 1)
-        buffer.append(contentsOf: md5)
+      if let digest = object.digest {
+        varint(17)
+        // The MD5's 16 bytes in order (each word big-endian).
+        withUnsafeBytes(of: digest.high.bigEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: digest.low.bigEndian) { buffer.append(contentsOf: $0) }
       } else {
         varint(0)
       }
@@ -68,8 +70,9 @@ extension IndexSnapshot {
       optionalString(object.contentEncoding)
       optionalString(object.contentLanguage)
       optionalInt(object.customTime)
-      varint(UInt64(object.custom.count))
-      for (key, value) in object.sortedCustom {
+      let custom = object.custom
+      varint(UInt64(custom.count))
+      for (key, value) in custom.isEmpty ? [] : object.sortedCustom {
         string(key)
         string(value)
       }
@@ -103,6 +106,9 @@ extension IndexSnapshot {
   struct Source {
     let bytes: UnsafeRawBufferPointer
     var offset: Int
+    /// The last content type decoded, and the last ACL with where its encoding is.
+    private var lastContentType: String?
+    private var lastACL: (bytes: Range<Int>, acl: [AccessControl])?
 
     init(bytes: UnsafeRawBufferPointer, offset: Int) {
       self.bytes = bytes
@@ -166,23 +172,27 @@ extension IndexSnapshot {
       try byte() == 0 ? nil : Int64(bitPattern: try u64())
     }
 
+    /// One object. Its content type and ACL are most often the previous object's: then the
+    /// previous one's strings are shared rather than made again (see `Interned`).
     mutating func object(bucket: String) throws(Damaged) -> ObjectMetadata {
       let name = try string()
       let generation = Int64(bitPattern: try u64())
       let metageneration = Int64(bitPattern: try u64())
       let size = Int64(bitPattern: try u64())
       let md5Length = try count()
-      var md5: [UInt8]?
+      var digest: MD5Digest?
       if md5Length > 0 {
-        try need(md5Length - 1)
-        md5 = Array(bytes[offset..<(offset + md5Length - 1)])
-        offset += md5Length - 1
+        guard md5Length == 17 else { throw Damaged(description: "it has an MD5 of \(md5Length - 1) bytes") }
+        try need(16)
+        digest = MD5Digest(bytes[offset..<(offset + 16)])
+        offset += 16
       }
       let crc32c = try u32()
       var object = ObjectMetadata(
-        bucket: bucket, name: name, generation: generation, size: size, md5: md5, crc32c: crc32c, now: 0)
+        bucket: bucket, name: name, generation: generation, size: size, md5: nil, crc32c: crc32c, now: 0)
+      object.digest = digest
       object.metageneration = metageneration
-      object.contentType = try optionalString()
+      object.storedContentType = try sharedContentType()
       object.cacheControl = try optionalString()
       object.contentDisposition = try optionalString()
       object.contentEncoding = try optionalString()
@@ -199,14 +209,54 @@ extension IndexSnapshot {
         object.custom = custom
       }
       let tokenCount = try count()
-      for _ in 0..<tokenCount { object.downloadTokens.append(try string()) }
+      if tokenCount > 0 {
+        var tokens: [String] = []
+        for _ in 0..<tokenCount { tokens.append(try string()) }
+        object.downloadTokens = tokens
+      }
       object.timeCreated = Int64(bitPattern: try u64())
       object.updated = Int64(bitPattern: try u64())
       object.componentCount = try optionalInt().map { Int($0) }
       object.storageClass = try optionalString()
-      let aclCount = try count()
-      for _ in 0..<aclCount { object.acl.append(AccessControl(entity: try string(), role: try string())) }
+      object.storedACL = try sharedACL()
       return object
+    }
+
+    private mutating func sharedContentType() throws(Damaged) -> String? {
+      let length = try count()
+      guard length > 0 else { return nil }
+      try need(length - 1)
+      let text = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length - 1)])
+      offset += length - 1
+      if let last = lastContentType, last.utf8.count == text.count, last.utf8.elementsEqual(text) { return last }
+      let made = Interned.contentTypes.intern(String(decoding: text, as: UTF8.self))
+      lastContentType = made
+      return made
+    }
+
+    private mutating func sharedACL() throws(Damaged) -> [AccessControl] {
+      let start = offset
+      let entries = try count()
+      guard entries > 0 else { return [] }
+      for _ in 0..<(entries * 2) {
+        let length = try count()
+        try need(length)
+        offset += length
+      }
+      let encoded = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+      if let last = lastACL, last.bytes.count == encoded.count,
+        UnsafeRawBufferPointer(rebasing: bytes[last.bytes]).elementsEqual(encoded)
+      {
+        return last.acl
+      }
+      var source = Source(bytes: bytes, offset: start)
+      _ = try source.count()
+      var acl: [AccessControl] = []
+      acl.reserveCapacity(entries)
+      for _ in 0..<entries { acl.append(AccessControl(entity: try source.string(), role: try source.string())) }
+      let made = Interned.acls.intern(acl)
+      lastACL = (start..<offset, made)
+      return made
     }
   }
 }

@@ -32,9 +32,8 @@ enum IndexSnapshot {
   }
 
   /// Writes the snapshot to `path` (the caller renames it into place).
-  static func write(
-    epoch: UInt64, buckets: [(info: BucketInfo, objects: [ObjectMetadata])], damaged: [String], to path: String,
-    sync: Bool
+  static func write<Objects: Collection<ObjectMetadata>>(
+    epoch: UInt64, buckets: [(info: BucketInfo, objects: Objects)], damaged: [String], to path: String, sync: Bool
   ) throws(StorageError) {
     let fd = SystemCall.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     guard fd >= 0 else { throw FileBackend.error("write the index snapshot", errno) }

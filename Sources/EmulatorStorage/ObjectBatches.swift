@@ -1,27 +1,42 @@
 import Foundation
 
-/// Objects with their keys (made on the producer's thread too), all in one bucket, in key order
-/// and not yet in the index.
+/// Objects with their keys (made on the producer's thread too), not yet in the index: either all
+/// in one bucket, in key order and after the previous batch's (`inOrder`, the snapshot's), or in
+/// any order and buckets (the journal's replay).
 public struct ObjectBatch: Sendable {
   public var bucket: String
   public var keys: [ObjectKey] = []
   public var objects: [ObjectMetadata] = []
+  public var inOrder = true
 
   public init(bucket: String) { self.bucket = bucket }
+
+  /// Objects in any order and buckets.
+  public init(unordered objects: [ObjectMetadata]) {
+    bucket = ""
+    keys = objects.map { ObjectKey($0.name) }
+    self.objects = objects
+    inOrder = false
+  }
 }
 
-/// Objects handed from a producer thread to the consumer in batches (a bounded queue), so
-/// decoding and indexing a large snapshot overlap on two cores.
+/// Objects handed from producer threads to the consumer in batches (a bounded queue), so
+/// decoding and indexing a large snapshot, and re-reading the records the journal names, overlap
+/// on every core.
 ///
 /// Invariant: every `var` is touched only with `condition` locked.
 public final class ObjectBatches: @unchecked Sendable {
   private let condition = NSCondition()
   private var queue: [ObjectBatch] = []
-  private var finished = false
+  /// Producers that have called `finish`, of `producers`.
+  private var finished = 0
+  private let producers: Int
   private var failure: String?
   private let capacity = 8
+  /// Log lines of the producers, for the consumer to write.
+  private var messages: [String] = []
 
-  public init() {}
+  public init(producers: Int = 1) { self.producers = producers }
 
   /// Producer: waits while the consumer is `capacity` batches behind.
   public func push(_ batch: ObjectBatch) {
@@ -32,20 +47,37 @@ public final class ObjectBatches: @unchecked Sendable {
     condition.broadcast()
   }
 
-  /// Producer: no more batches (with the reason, when decoding failed).
+  /// Producer: no more batches from this one (with the reason, when decoding failed).
   public func finish(failure: String? = nil) {
     condition.lock()
     defer { condition.unlock() }
-    finished = true
-    self.failure = failure
+    finished += 1
+    if let failure { self.failure = failure }
     condition.broadcast()
   }
 
-  /// Consumer: the next batch, nil at the end; throws when the producer failed.
+  /// Producer: a log line for the consumer to write (a producer may outlive its caller's log).
+  public func report(_ line: String) {
+    condition.lock()
+    defer { condition.unlock() }
+    messages.append(line)
+  }
+
+  /// Consumer: the producers' log lines so far.
+  public func takeMessages() -> [String] {
+    condition.lock()
+    defer { condition.unlock() }
+    defer { messages = [] }
+    return messages
+  }
+
+  /// Consumer: the next batch, nil once every producer has finished; throws then when one
+  /// failed (so no producer is left blocked on a full queue, and none is still working when a
+  /// caller starts over).
   public func next() throws(StorageError) -> ObjectBatch? {
     condition.lock()
     defer { condition.unlock() }
-    while queue.isEmpty && !finished { condition.wait() }
+    while queue.isEmpty && finished < producers { condition.wait() }
     if !queue.isEmpty {
       condition.broadcast()
       return queue.removeFirst()

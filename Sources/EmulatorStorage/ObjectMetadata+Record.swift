@@ -80,11 +80,13 @@ extension ObjectMetadata {
     contentEncoding = document["contentEncoding"]?.stringValue
     contentLanguage = document["contentLanguage"]?.stringValue
     customTime = document["customTime"]?.stringValue.flatMap { Int64($0) }
-    if case .object(let entries)? = document["metadata"] {
+    if case .object(let entries)? = document["metadata"], !entries.isEmpty {
+      var custom: [String: String] = [:]
       for (key, value) in entries {
         guard let text = value.stringValue else { throw StorageError.io("metadata record has a bad custom value") }
         custom[key] = text
       }
+      self.custom = custom
     }
     if case .array(let tokens)? = document["downloadTokens"] {
       downloadTokens = tokens.compactMap(\.stringValue)

@@ -1,6 +1,14 @@
 import Foundation
 
 /// Everything stored about one object besides its bytes.
+///
+/// Compact, because the index holds one per object (a million objects must fit in a few hundred
+/// MB): 128 bytes inline, and no heap allocation of its own for a typical object. The MD5 is
+/// two words, the storage class a one-byte code, the content type and the ACL shared between
+/// the objects that have the same ones (`Interned`), and the fields few objects set (cache
+/// control, disposition, encoding, language, custom time, custom metadata, download tokens,
+/// component count) sit together in one optional box (`RareFields`). The public properties are
+/// the same as with plain stored fields.
 public struct ObjectMetadata: Sendable, Equatable {
   public var bucket: String
   public var name: String
@@ -9,29 +17,19 @@ public struct ObjectMetadata: Sendable, Equatable {
   /// 1 for a new generation, +1 for every metadata change.
   public var metageneration: Int64
   public var size: Int64
-  /// MD5 of the bytes; nil for composite objects (as in GCS).
-  public var md5: [UInt8]?
-  public var crc32c: UInt32
-  public var contentType: String?
-  public var cacheControl: String?
-  public var contentDisposition: String?
-  public var contentEncoding: String?
-  public var contentLanguage: String?
-  /// Milliseconds since the epoch.
-  public var customTime: Int64?
-  /// Custom key/value metadata (the SDKs' `customMetadata`).
-  public var custom: [String: String]
-  /// Firebase download tokens, kept beside the custom metadata.
-  public var downloadTokens: [String]
   /// Milliseconds since the epoch.
   public var timeCreated: Int64
   /// Milliseconds since the epoch.
   public var updated: Int64
-  public var componentCount: Int?
-  /// The storage class; nil (records from before it was kept) reads as STANDARD.
-  public var storageClass: String?
-  /// The object's ACL (`AccessControl`); kept, returned with `projection=full`, never enforced.
-  public var acl: [AccessControl] = []
+  /// `md5` as two words (nil for composite objects).
+  var digest: MD5Digest?
+  /// `storageClass` as a code (see `StorageClassCode`); `other` keeps the text in `rare`.
+  var storageClassCode: StorageClassCode
+  public var crc32c: UInt32
+  var storedContentType: String?
+  var storedACL: [AccessControl]
+  /// The rarely set fields; nil when none is.
+  var rare: RareFields?
 
   public init(
     bucket: String, name: String, generation: Int64, size: Int64, md5: [UInt8]?, crc32c: UInt32,
@@ -42,12 +40,94 @@ public struct ObjectMetadata: Sendable, Equatable {
     self.generation = generation
     self.metageneration = 1
     self.size = size
-    self.md5 = md5
+    self.digest = md5.map { MD5Digest($0) }
+    self.storageClassCode = .none
     self.crc32c = crc32c
-    self.custom = [:]
-    self.downloadTokens = []
+    self.storedContentType = nil
+    self.storedACL = []
+    self.rare = nil
     self.timeCreated = now
     self.updated = now
+  }
+
+  /// MD5 of the bytes; nil for composite objects (as in GCS).
+  public var md5: [UInt8]? {
+    get { digest?.bytes }
+    set { digest = newValue.map { MD5Digest($0) } }
+  }
+
+  public var contentType: String? {
+    get { storedContentType }
+    set { storedContentType = newValue.map { Interned.contentTypes.intern($0) } }
+  }
+
+  /// The object's ACL (`AccessControl`); kept, returned with `projection=full`, never enforced.
+  public var acl: [AccessControl] {
+    get { storedACL }
+    set { storedACL = newValue.isEmpty ? [] : Interned.acls.intern(newValue) }
+  }
+
+  /// The storage class; nil (records from before it was kept) reads as STANDARD.
+  public var storageClass: String? {
+    get { storageClassCode.text ?? rare?.fields.storageClass }
+    set {
+      storageClassCode = StorageClassCode(newValue)
+      let other = storageClassCode == .other ? newValue : nil
+      if other != nil || rare?.fields.storageClass != nil { changeRare { $0.storageClass = other } }
+    }
+  }
+
+  public var cacheControl: String? {
+    get { rare?.fields.cacheControl }
+    set { changeRare(unless: newValue == nil) { $0.cacheControl = newValue } }
+  }
+
+  public var contentDisposition: String? {
+    get { rare?.fields.contentDisposition }
+    set { changeRare(unless: newValue == nil) { $0.contentDisposition = newValue } }
+  }
+
+  public var contentEncoding: String? {
+    get { rare?.fields.contentEncoding }
+    set { changeRare(unless: newValue == nil) { $0.contentEncoding = newValue } }
+  }
+
+  public var contentLanguage: String? {
+    get { rare?.fields.contentLanguage }
+    set { changeRare(unless: newValue == nil) { $0.contentLanguage = newValue } }
+  }
+
+  /// Milliseconds since the epoch.
+  public var customTime: Int64? {
+    get { rare?.fields.customTime }
+    set { changeRare(unless: newValue == nil) { $0.customTime = newValue } }
+  }
+
+  /// Custom key/value metadata (the SDKs' `customMetadata`).
+  public var custom: [String: String] {
+    get { rare?.fields.custom ?? [:] }
+    set { changeRare(unless: newValue.isEmpty) { $0.custom = newValue } }
+  }
+
+  /// Firebase download tokens, kept beside the custom metadata.
+  public var downloadTokens: [String] {
+    get { rare?.fields.downloadTokens ?? [] }
+    set { changeRare(unless: newValue.isEmpty) { $0.downloadTokens = newValue } }
+  }
+
+  public var componentCount: Int? {
+    get { rare?.fields.componentCount }
+    set { changeRare(unless: newValue == nil) { $0.componentCount = newValue } }
+  }
+
+  /// Replaces the box with a changed copy (the box is shared between copies of the metadata,
+  /// so it is never changed in place); none is made for a change that sets nothing on an object
+  /// that has no box.
+  private mutating func changeRare(unless clearing: Bool = false, _ change: (inout RareFields.Fields) -> Void) {
+    if clearing && rare == nil { return }
+    var fields = rare?.fields ?? RareFields.Fields()
+    change(&fields)
+    rare = fields.isEmpty ? nil : RareFields(fields)
   }
 
   /// Derived from generation and metageneration the way GCS does (a base64 protobuf of the two
@@ -80,26 +160,12 @@ public struct ObjectMetadata: Sendable, Equatable {
   /// Field by field, the name (and every string) by its bytes: Swift's `String` equality would
   /// call a precomposed and a decomposed "é" equal, and these are two objects.
   public static func == (lhs: ObjectMetadata, rhs: ObjectMetadata) -> Bool {
-    func same(_ a: String?, _ b: String?) -> Bool {
-      switch (a, b) {
-      case (nil, nil): true
-      case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
-      default: false
-      }
-    }
-    return lhs.generation == rhs.generation && lhs.metageneration == rhs.metageneration && lhs.size == rhs.size
-      && lhs.md5 == rhs.md5 && lhs.crc32c == rhs.crc32c && same(lhs.bucket, rhs.bucket) && same(lhs.name, rhs.name)
-      && same(lhs.contentType, rhs.contentType) && same(lhs.cacheControl, rhs.cacheControl)
-      && same(lhs.contentDisposition, rhs.contentDisposition) && same(lhs.contentEncoding, rhs.contentEncoding)
-      && same(lhs.contentLanguage, rhs.contentLanguage) && lhs.customTime == rhs.customTime
-      && lhs.custom.count == rhs.custom.count
-      && lhs.custom.allSatisfy { key, value in
-        guard let index = rhs.custom.index(forKey: key) else { return false }
-        return same(rhs.custom[index].key, key) && same(rhs.custom[index].value, value)
-      }
-      && lhs.downloadTokens.elementsEqual(rhs.downloadTokens, by: same)
-      && lhs.timeCreated == rhs.timeCreated && lhs.updated == rhs.updated && lhs.componentCount == rhs.componentCount
-      && lhs.storageClass == rhs.storageClass && lhs.acl == rhs.acl
+    lhs.generation == rhs.generation && lhs.metageneration == rhs.metageneration && lhs.size == rhs.size
+      && lhs.digest == rhs.digest && lhs.crc32c == rhs.crc32c && Interned.same(lhs.bucket, rhs.bucket)
+      && Interned.same(lhs.name, rhs.name) && Interned.same(lhs.contentType, rhs.contentType)
+      && lhs.timeCreated == rhs.timeCreated && lhs.updated == rhs.updated
+      && lhs.storageClassCode == rhs.storageClassCode && Interned.same(lhs.acl, rhs.acl)
+      && (lhs.rare === rhs.rare || (lhs.rare?.fields ?? .init()).same(as: rhs.rare?.fields ?? .init()))
   }
 
   static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

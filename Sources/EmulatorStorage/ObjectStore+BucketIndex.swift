@@ -1,8 +1,9 @@
 extension ObjectStore {
   struct BucketIndex {
     var info: BucketInfo
+    /// The live objects' names in byte order.
     var keys: [ObjectKey] = []
-    var objects: [ObjectKey: ObjectMetadata] = [:]
+    var objects = ObjectTable()
     /// Noncurrent generations (versioned buckets), oldest first per name.
     var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
@@ -20,6 +21,26 @@ extension ObjectStore {
       if index < keys.count && keys[index] == key { keys.remove(at: index) }
     }
 
+    /// Two sorted lists of distinct names as one.
+    static func merged(_ keys: [ObjectKey], _ more: [ObjectKey]) -> [ObjectKey] {
+      guard !more.isEmpty else { return keys }
+      var result: [ObjectKey] = []
+      result.reserveCapacity(keys.count + more.count)
+      var (left, right) = (0, 0)
+      while left < keys.count && right < more.count {
+        if more[right] < keys[left] {
+          result.append(more[right])
+          right += 1
+        } else {
+          result.append(keys[left])
+          left += 1
+        }
+      }
+      result.append(contentsOf: keys[left...])
+      result.append(contentsOf: more[right...])
+      return result
+    }
+
     static func lowerBound(_ keys: [ObjectKey], _ key: ObjectKey) -> Int {
       var low = 0
       var high = keys.count
@@ -29,5 +50,65 @@ extension ObjectStore {
       }
       return low
     }
+  }
+}
+
+/// A bucket's live objects by name, the shape of a dictionary: a dictionary of slot numbers into
+/// one dense array of metadata. A dictionary of the metadata itself keeps room for up to 2.7
+/// values per object (its table is a power of two, at most 3/4 full: a million objects get 2^21
+/// places), which for 128-byte values is most of the index's memory; here the spare places hold
+/// 4-byte slot numbers, and the array has one place per object (freed places are reused).
+struct ObjectTable {
+  private var slotOf: [ObjectKey: Int32] = [:]
+  private var slots: [ObjectMetadata] = []
+  private var free: [Int32] = []
+
+  /// What a freed place holds (no strings kept alive).
+  private static let vacant = ObjectMetadata(bucket: "", name: "", generation: 0, size: 0, md5: nil, crc32c: 0, now: 0)
+
+  var count: Int { slotOf.count }
+  var isEmpty: Bool { slotOf.isEmpty }
+
+  subscript(key: ObjectKey) -> ObjectMetadata? {
+    guard let slot = slotOf[key] else { return nil }
+    return slots[Int(slot)]
+  }
+
+  mutating func reserveCapacity(_ count: Int) {
+    slotOf.reserveCapacity(count)
+    slots.reserveCapacity(count)
+  }
+
+  /// Sets the object of `key`; returns the one it replaced (nil: the name is new). One hash
+  /// lookup either way.
+  @discardableResult
+  mutating func updateValue(_ object: ObjectMetadata, forKey key: ObjectKey) -> ObjectMetadata? {
+    let candidate = free.last ?? Int32(slots.count)
+    var previous: Int32 = -1
+    func place(_ slot: inout Int32) {
+      previous = slot
+      if slot < 0 { slot = candidate }
+    }
+    place(&slotOf[key, default: -1])
+    if previous >= 0 {
+      defer { slots[Int(previous)] = object }
+      return slots[Int(previous)]
+    }
+    if free.last != nil {
+      free.removeLast()
+      slots[Int(candidate)] = object
+    } else {
+      slots.append(object)
+    }
+    return nil
+  }
+
+  @discardableResult
+  mutating func removeValue(forKey key: ObjectKey) -> ObjectMetadata? {
+    guard let slot = slotOf.removeValue(forKey: key) else { return nil }
+    let old = slots[Int(slot)]
+    slots[Int(slot)] = Self.vacant
+    free.append(slot)
+    return old
   }
 }

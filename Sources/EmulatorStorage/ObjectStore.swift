@@ -45,9 +45,11 @@ public final class ObjectStore: Sendable {
     self.backend = backend
     self.options = options
     self.log = log
+    let began = DispatchTime.now().uptimeNanoseconds
     var loaded = try backend.load(log: log)
     var built: (buckets: [String: BucketIndex], highest: Int64)
     do {
+      defer { loaded.batches?.takeMessages().forEach(log) }
       built = try Self.buildIndex(loaded)
     } catch {
       log("index: \(error); reading every record instead")
@@ -61,9 +63,14 @@ public final class ObjectStore: Sendable {
     lastGeneration.store(highest, ordering: .relaxed)
     // A large index is saved in the background: the store is ready meanwhile, and a crash before
     // the snapshot is installed finds the folder as it was (read again the same way).
+    let count = buckets.values.reduce(0) { $0 + $1.keys.count }
+    if count >= 10_000 {
+      let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+      log("index: \(count) objects loaded in \(Self.seconds(seconds))")
+    }
     if loaded.wantsSnapshot {
       do {
-        if buckets.values.reduce(0, { $0 + $1.keys.count }) < Self.backgroundSnapshotAbove {
+        if count < Self.backgroundSnapshotAbove {
           try backend.saveSnapshot(snapshotState())
         } else {
           startSnapshot(begun: try backend.beginSnapshot())
@@ -87,7 +94,9 @@ public final class ObjectStore: Sendable {
     // (so they are uniquely referenced and grow in place).
     var current: (name: String, index: BucketIndex)?
     var sorted = true
-    func add(_ object: ObjectMetadata) {
+    // New names replayed from the journal, by bucket: merged into the sorted names at the end.
+    var late: [String: [ObjectKey]] = [:]
+    func add(_ object: ObjectMetadata, key: ObjectKey, unordered: Bool = false) {
       if current?.name != object.bucket {
         if let done = current { buckets[done.name] = done.index }
         guard let index = buckets.removeValue(forKey: object.bucket) else {
@@ -97,39 +106,58 @@ public final class ObjectStore: Sendable {
         current = (object.bucket, index)
         // Sized here, once the tables are held only by `current`: sizing them while another
         // reference lived would make the first insert copy a table sized for every object.
+        // Room for the replayed objects too (they may be new names), or the tables would double
+        // when the last ones arrive.
         if let count = loaded.expectedCounts[object.bucket], current!.index.objects.isEmpty {
-          current!.index.objects.reserveCapacity(count)
-          current!.index.keys.reserveCapacity(count)
+          current!.index.objects.reserveCapacity(count + loaded.replayCount)
+          current!.index.keys.reserveCapacity(count + loaded.replayCount)
         }
       }
-      let key = ObjectKey(object.name)
       if current!.index.objects.updateValue(object, forKey: key) == nil {
-        if let last = current!.index.keys.last, !(last < key) { sorted = false }
-        current!.index.keys.append(key)
+        if unordered {
+          late[object.bucket, default: []].append(key)
+        } else {
+          if let last = current!.index.keys.last, !(last < key) { sorted = false }
+          current!.index.keys.append(key)
+        }
       }
       highest = max(highest, object.generation)
     }
     if let batches = loaded.batches {
       while let batch = try batches.next() {
+        guard batch.inOrder else {
+          for (object, key) in zip(batch.objects, batch.keys) { add(object, key: key, unordered: true) }
+          continue
+        }
         guard let first = batch.objects.first else { continue }
-        add(first)  // switches tables when the bucket changes
+        add(first, key: batch.keys[0])  // switches tables when the bucket changes
         guard current?.name == batch.bucket else { continue }
         // The rest straight in: a batch is in key order, after what came before, and holds no
         // name twice.
         for position in 1..<batch.objects.count {
           let object = batch.objects[position]
-          current!.index.objects[batch.keys[position]] = object
+          current!.index.objects.updateValue(object, forKey: batch.keys[position])
           highest = max(highest, object.generation)
         }
         current!.index.keys.append(contentsOf: batch.keys.dropFirst())
       }
     }
-    for object in loaded.objects { add(object) }
+    for object in loaded.objects { add(object, key: ObjectKey(object.name)) }
     if let done = current { buckets[done.name] = done.index }
+    for (name, keys) in late where buckets[name] != nil {
+      buckets[name]!.keys = BucketIndex.merged(buckets[name]!.keys, keys.sorted())
+    }
     if !sorted {
       for name in buckets.keys { buckets[name]!.keys.sort() }
     }
     return (buckets, highest)
+  }
+
+  /// "1.23 s", for start-up's log lines.
+  static func seconds(_ value: Double) -> String {
+    let hundredths = Int((value * 100).rounded())
+    let fraction = String(hundredths % 100)
+    return "\(hundredths / 100).\(fraction.count < 2 ? "0" + fraction : fraction) s"
   }
 
   // MARK: Closing

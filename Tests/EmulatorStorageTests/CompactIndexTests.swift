@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+
+@testable import EmulatorStorage
+
+/// The compact in-memory index (issue #22 target 1: at most 400 bytes of memory per object):
+/// `ObjectMetadata`'s compact fields, `ObjectTable`, and the restart that fills them.
+@Suite struct CompactIndexTests {
+  func upload(_ name: String, bucket: String = "bkt") -> ObjectMetadata {
+    var object = ObjectMetadata(
+      bucket: bucket, name: name, generation: 1_795_000_000_000_001, size: 1, md5: Array(100..<116), crc32c: 7,
+      now: 1_795_000_000_000)
+    object.contentType = "application/octet-stream"
+    object.storageClass = "STANDARD"
+    object.acl = try! AccessControl.predefined("projectPrivate", scope: .object)
+    return object
+  }
+
+  /// Where a string's bytes live (nil for one stored inline): two strings with the same address
+  /// share one allocation.
+  func address(_ text: String?) -> UnsafeRawPointer? {
+    var copy = text
+    return copy?.withUTF8 { $0.count > 15 ? UnsafeRawPointer($0.baseAddress) : nil } ?? nil
+  }
+
+  @Test func anUploadedObjectFitsInlineWithoutABox() {
+    #expect(MemoryLayout<ObjectMetadata>.stride <= 128)
+    let object = upload("p/0000/0000001")
+    #expect(object.rare == nil, "content type, storage class and ACL are not rare fields")
+    #expect(object.md5 == Array(100..<116))
+    #expect(object.storageClass == "STANDARD")
+    #expect(object.acl.count == 3)
+  }
+
+  @Test func rareFieldsLiveInABoxThatGoesWhenTheyAreCleared() {
+    var object = upload("a")
+    object.cacheControl = nil
+    object.custom = [:]
+    #expect(object.rare == nil, "clearing what is not set makes no box")
+    object.cacheControl = "no-cache"
+    object.custom["k"] = "v"
+    object.downloadTokens = ["t"]
+    object.componentCount = 2
+    object.customTime = 5
+    #expect(object.rare != nil)
+    let copy = object
+    object.custom["k"] = "changed"
+    #expect(copy.custom == ["k": "v"], "a copy keeps its own fields (the box is never changed in place)")
+    object.cacheControl = nil
+    object.custom = [:]
+    object.downloadTokens = []
+    object.componentCount = nil
+    #expect(object.rare != nil)
+    object.customTime = nil
+    #expect(object.rare == nil)
+    #expect(object == upload("a"))
+  }
+
+  @Test func storageClassesOutsideTheFourCodesAreKeptAsText() {
+    var object = upload("a")
+    for text in ["NEARLINE", "COLDLINE", "ARCHIVE", "STANDARD"] {
+      object.storageClass = text
+      #expect(object.storageClass == text)
+      #expect(object.rare == nil)
+    }
+    object.storageClass = "DURABLE_REDUCED_AVAILABILITY"
+    #expect(object.storageClass == "DURABLE_REDUCED_AVAILABILITY")
+    #expect(object != upload("a"))
+    object.storageClass = "STANDARD"
+    #expect(object.rare == nil, "the text goes when a code replaces it")
+    object.storageClass = nil
+    #expect(object.storageClass == nil)
+  }
+
+  @Test func fieldsCompareByTheirBytesNotByUnicodeEquivalence() {
+    var composed = upload("a")
+    var decomposed = upload("a")
+    composed.contentType = "text/caf\u{E9}"
+    decomposed.contentType = "text/cafe\u{301}"
+    #expect(composed != decomposed)
+    composed.contentType = decomposed.contentType
+    composed.contentDisposition = "\u{E9}"
+    decomposed.contentDisposition = "e\u{301}"
+    #expect(composed != decomposed)
+    #expect(MD5Digest(Array(0..<16)).bytes == Array(0..<16))
+  }
+
+  @Test func contentTypesAndACLsDecodedFromASnapshotAreSharedBetweenObjects() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let path = folder.url.appendingPathComponent("snap").path
+    var odd = upload("c")
+    odd.contentType = "application/x-something-else"
+    odd.acl = [AccessControl(entity: "user-someone@example.com", role: "OWNER")]
+    odd.storageClass = "REGIONAL"
+    let objects = [upload("a"), upload("b"), odd, upload("d")]
+    try IndexSnapshot.write(
+      epoch: 1, buckets: [(BucketInfo(name: "bkt", timeCreated: 1), objects)], damaged: [], to: path, sync: false)
+    let decoded = try IndexSnapshot.read(path).state.objects
+    #expect(decoded == objects)
+    #expect(decoded[2].storageClass == "REGIONAL")
+    let first = try #require(address(decoded[0].contentType))
+    #expect(address(decoded[1].contentType) == first)
+    #expect(address(decoded[3].contentType) == first, "shared again after a different one")
+    #expect(address(decoded[2].contentType) != first)
+    func base(_ acl: [AccessControl]) -> UnsafeRawPointer? { acl.withUnsafeBytes { $0.baseAddress } }
+    #expect(base(decoded[0].acl) == base(decoded[1].acl))
+    #expect(base(decoded[0].acl) == base(decoded[3].acl))
+    #expect(decoded[2].acl == odd.acl)
+  }
+
+  @Test func anObjectTableBehavesLikeADictionary() {
+    var table = ObjectTable()
+    var reference: [ObjectKey: ObjectMetadata] = [:]
+    var random = SystemRandomNumberGenerator()
+    for step in 0..<5_000 {
+      let name = "n\(Int.random(in: 0..<300, using: &random))"
+      let key = ObjectKey(name)
+      if Bool.random(using: &random) {
+        var object = upload(name)
+        object.generation = Int64(step)
+        #expect(table.updateValue(object, forKey: key) == reference.updateValue(object, forKey: key))
+      } else {
+        #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
+      }
+      #expect(table.count == reference.count)
+    }
+    for index in 0..<300 {
+      let key = ObjectKey("n\(index)")
+      #expect(table[key] == reference[key])
+    }
+    #expect(table.isEmpty == reference.isEmpty)
+  }
+
+  @Test func batchesFromTwoProducersAreAllDeliveredBeforeAFailureIsReported() throws {
+    let batches = ObjectBatches(producers: 2)
+    let failing = Thread {
+      for n in 0..<20 {
+        var batch = ObjectBatch(bucket: "bkt")
+        batch.objects = [ObjectMetadata(bucket: "bkt", name: "f\(n)", generation: 1, size: 0, md5: nil, crc32c: 0, now: 0)]
+        batch.keys = [ObjectKey("f\(n)")]
+        batches.push(batch)
+      }
+      batches.finish(failure: "broken")
+    }
+    let replaying = Thread {
+      batches.report("a line")
+      for n in 0..<20 {
+        let object = ObjectMetadata(bucket: "bkt", name: "r\(n)", generation: 1, size: 0, md5: nil, crc32c: 0, now: 0)
+        batches.push(ObjectBatch(unordered: [object]))
+      }
+      batches.finish()
+    }
+    failing.start()
+    replaying.start()
+    var delivered = 0
+    #expect(throws: StorageError.self) {
+      while let batch = try batches.next() { delivered += batch.objects.count }
+    }
+    #expect(delivered == 40, "the consumer drains every producer before it throws")
+    #expect(batches.takeMessages() == ["a line"])
+  }
+
+  @Test func namesReplayedAfterAKillAreListedInOrderAmongTheSnapshotsNames() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      for n in stride(from: 0, to: 200, by: 2) {
+        _ = try store.insert(bucket: "bkt", name: String(format: "k%03d", n), data: [UInt8(n)])
+      }
+      try store.close()
+    }
+    do {
+      // Killed after these: new names between the snapshot's, a replaced and a deleted one.
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      for n in stride(from: 1, to: 200, by: 10) {
+        _ = try store.insert(bucket: "bkt", name: String(format: "k%03d", n), data: [UInt8(n)])
+      }
+      _ = try store.insert(bucket: "bkt", name: "k004", data: [44])
+      try store.delete(bucket: "bkt", name: "k006")
+      _ = try store.insert(bucket: "bkt", name: "a-first", data: [1])
+      _ = try store.insert(bucket: "bkt", name: "z-last", data: [1])
+    }
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend)
+    #expect(backend.loadedFrom == .snapshot(replayed: 24))
+    var expected = stride(from: 0, to: 200, by: 2).map { String(format: "k%03d", $0) }
+    expected += stride(from: 1, to: 200, by: 10).map { String(format: "k%03d", $0) }
+    expected += ["a-first", "z-last"]
+    expected.removeAll { $0 == "k006" }
+    var query = ListQuery()
+    query.maxResults = 1000
+    let names = try store.list(bucket: "bkt", query: query).items.map(\.name)
+    #expect(names == expected.sorted())
+    #expect(try store.read(bucket: "bkt", name: "k004").1 == [44])
+    #expect(try store.read(bucket: "bkt", name: "k011").1 == [11])
+  }
+
+  @Test func aDamagedRecordMetDuringTheReplayIsLoggedAndSkipped() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "kept", data: [1])
+      try store.close()
+    }
+    do {
+      let store = try ObjectStore(backend: FileBackend(root: root))
+      _ = try store.insert(bucket: "bkt", name: "torn", data: [2])
+    }
+    let records = folder.allFiles().filter { $0.hasSuffix(".json") && $0.contains("/objects/") }.map {
+      folder.url.appendingPathComponent($0)
+    }
+    #expect(records.count == 2)
+    let target = try #require(
+      records.first { (try? String(contentsOf: $0, encoding: .utf8))?.contains("\"torn\"") == true })
+    try Data("{\"format\": 1, \"bucket\"".utf8).write(to: target)
+    let lines = LogLines()
+    let backend = try FileBackend(root: root)
+    let store = try ObjectStore(backend: backend, log: { lines.append($0) })
+    #expect(backend.loadedFrom == .snapshot(replayed: 1))
+    #expect(lines.all.contains { $0.contains("skipped the damaged record") })
+    #expect(try store.read(bucket: "bkt", name: "kept").1 == [1])
+    #expect(throws: StorageError.self) { try store.metadata(bucket: "bkt", name: "torn") }
+  }
+}
