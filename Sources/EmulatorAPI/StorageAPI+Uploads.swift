@@ -1,6 +1,7 @@
 import EmulatorHTTP
 import EmulatorStorage
 import Foundation
+import Synchronization
 
 /// Uploads (PROTOCOL.md §6): GCS `uploadType=media|multipart|resumable`, and the Firebase raw,
 /// multipart and X-Goog-Upload resumable protocols.
@@ -30,6 +31,26 @@ extension StorageAPI {
       throw APIError(400, .invalid, "Unknown uploadType '\(uploadType)'; use media, multipart or resumable.")
     }
   }
+
+  /// The largest body a `.smallWrite` route writes without a blocking lane.
+  static let inlineWriteBytes = 64 << 10
+
+  /// Where a `.smallWrite` request runs (see `Execution.smallWrite`): a small body held in memory
+  /// is written on the connection's thread, or, when the store syncs writes, on one of the
+  /// `syncLanes`; anything else on a blocking lane.
+  func smallWrite(_ request: HTTPRequest, _ work: @escaping @Sendable () -> HTTPResponse) -> HTTPHandling {
+    guard request.bodyFile == nil && request.body.count <= Self.inlineWriteBytes else { return .blocking(work) }
+    guard store.syncsWrites else { return .respond(work()) }
+    let lane = Self.syncLanes[Self.nextSyncLane.wrappingAdd(1, ordering: .relaxed).oldValue % Self.syncLanes.count]
+    return .deferred { responder in lane.async { responder.reply(work()) } }
+  }
+
+  /// Small uploads that wait for the disk (`--fsync`) wait on these, more of them at once than
+  /// the server's blocking lanes hold: the file system then commits the syncs of all that are
+  /// waiting together, so the uploads per second grow with the uploads in flight, not with the
+  /// lanes. A lane thread is only made while its queue has work.
+  static let syncLanes = (0..<64).map { DispatchQueue(label: "storage-emulator.sync-lane\($0)") }
+  private static let nextSyncLane = Atomic<Int>(0)
 
   /// The request body as a data source: a spooled file is handed over, not copied.
   static func source(_ request: HTTPRequest) -> ObjectStore.DataSource {

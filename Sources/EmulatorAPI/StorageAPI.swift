@@ -132,6 +132,7 @@ public final class StorageAPI: HTTPHandler {
     case .json(let handler):
       // Answered here without building an escaping closure: this is the GET hot path.
       if entry.execution == .memory { return .respond(answer(handler, context)) }
+      if entry.execution == .smallWrite { return smallWrite(request) { [self] in answer(handler, context) } }
       return .blocking { [self] in answer(handler, context) }
     case .jsonLater(let start):
       return .deferred { [self] in start(self)(context, $0) }

@@ -22,14 +22,36 @@ struct DurableFiles: Sendable {
 
   /// `mkdir -p`; with `fsync`, the parent of each folder created is synced.
   func makeDirectory(_ path: String) throws(StorageError) {
+    let code = makeDirectories(path)
+    guard code == 0 else { throw FileBackend.error("create a folder", code) }
+  }
+
+  /// `mkdir -p` (a folder that exists is fine): 0 or errno.
+  private func makeDirectories(_ path: String) -> Int32 {
     var code = calls.makeDirectory(path)
     if code == ENOENT {
-      try makeDirectory((path as NSString).deletingLastPathComponent)
+      let parent = Self.parent(path)
+      guard parent != path else { return code }
+      let made = makeDirectories(parent)
+      guard made == 0 else { return made }
       code = calls.makeDirectory(path)
     }
-    if code == EEXIST { return }
-    guard code == 0 else { throw FileBackend.error("create a folder", code) }
-    syncDirectory((path as NSString).deletingLastPathComponent)
+    if code == EEXIST { return 0 }
+    guard code == 0 else { return code }
+    syncDirectory(Self.parent(path))
+    return 0
+  }
+
+  static func parent(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
+
+  /// `rename`; when the target's folder is missing (not made yet, or removed by hand) it is made
+  /// and the rename tried again, so a write costs no `mkdir` while its folder exists. 0 or errno.
+  func rename(_ from: String, _ to: String, makingFolder: Bool) -> Int32 {
+    let code = calls.rename(from, to)
+    guard code == ENOENT && makingFolder else { return code }
+    let made = makeDirectories(Self.parent(to))
+    guard made == 0 else { return made }
+    return calls.rename(from, to)
   }
 
   /// Syncs a folder (with `fsync`; a folder that cannot be opened is left as it is).
@@ -46,8 +68,14 @@ struct DurableFiles: Sendable {
   }
 
   /// Creates (or truncates) `path` with `bytes`, synced with `fsync`; removed again on failure.
-  func writeFile(_ bytes: [UInt8], to path: String) throws(StorageError) {
-    let fd = calls.create(path)
+  /// `makingFolder`: a missing folder is made (and the create tried again), as `rename` does.
+  func writeFile(_ bytes: [UInt8], to path: String, makingFolder: Bool = false) throws(StorageError) {
+    var fd = calls.create(path)
+    if fd < 0 && errno == ENOENT && makingFolder {
+      let made = makeDirectories(Self.parent(path))
+      guard made == 0 else { throw FileBackend.error("create a folder", made) }
+      fd = calls.create(path)
+    }
     guard fd >= 0 else { throw FileBackend.error("create a file", errno) }
     var code = bytes.withUnsafeBytes { calls.write(fd, $0, path: path) }
     if code == 0 && fsync { code = calls.sync(fd, path: path) }
@@ -71,23 +99,14 @@ struct DurableFiles: Sendable {
     if replacing && calls.exchange(temp, path) == 0 {
       calls.unlink(temp)
     } else {
-      var code = calls.rename(temp, path)
-      if code == ENOENT {
-        // The folder is gone (removed by hand): make it again.
-        do throws(StorageError) {
-          try makeDirectory((path as NSString).deletingLastPathComponent)
-          code = calls.rename(temp, path)
-        } catch {
-          calls.unlink(temp)
-          throw error
-        }
-      }
+      // A folder removed by hand is made again.
+      let code = rename(temp, path, makingFolder: true)
       if code != 0 {
         calls.unlink(temp)
         throw FileBackend.error("commit the record", code)
       }
     }
-    syncDirectory((path as NSString).deletingLastPathComponent)
+    syncDirectory(Self.parent(path))
   }
 
   /// Copies everything from `source` to the file at `path`, 1 MiB at a time, synced with `fsync`

@@ -9,10 +9,10 @@ import Foundation
 
 /// The data files: staging in `tmp/`, concatenation, digests and reads of `<sha>.<generation>.data`.
 extension FileBackend {
+  /// Bytes in memory stay there until `commit` writes them to their final name (one file, no
+  /// temporary copy and rename).
   public func stage(_ bytes: [UInt8]) throws(StorageError) -> StagedData {
-    let path = tempPath("upload")
-    try files.writeFile(bytes, to: path)
-    return StagedData(id: path, size: Int64(bytes.count))
+    StagedData(id: "", size: Int64(bytes.count), bytes: bytes)
   }
 
   /// The file (a spooled body, or a resumable session's bytes) is moved into `tmp/` and, with
@@ -75,6 +75,7 @@ extension FileBackend {
   }
 
   public func digest(_ staged: StagedData) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32) {
+    if let bytes = staged.bytes { return Digester.digest(bytes) }
     let fd = SystemCall.retrying { Glibc.open(staged.id, O_RDONLY | O_CLOEXEC) }
     guard fd >= 0 else { throw Self.error("read the staged data", errno) }
     defer { close(fd) }
@@ -93,7 +94,20 @@ extension FileBackend {
   }
 
   public func discard(_ staged: StagedData) {
-    files.calls.unlink(staged.id)
+    if staged.bytes == nil { files.calls.unlink(staged.id) }
+  }
+
+  /// Gives staged data its final name `target`: bytes in memory are written there (synced with
+  /// `fsync`), a staged file is renamed there. The shard folder is made only when it is missing.
+  /// Either way the record does not name `target` yet: after a crash it is a leftover of an
+  /// interrupted write, which start-up removes (the journal names its generation).
+  func place(_ staged: StagedData, at target: String) throws(StorageError) {
+    if let bytes = staged.bytes {
+      try files.writeFile(bytes, to: target, makingFolder: true)
+      return
+    }
+    let code = files.rename(staged.id, target, makingFolder: true)
+    guard code == 0 else { throw Self.error("store the object data", code) }
   }
 
   public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {

@@ -88,11 +88,10 @@ extension FileBackend {
     }
     var generations = [object.generation]
     if let previous, previous.generation != object.generation { generations.append(previous.generation) }
+    // Named in the journal before the data file exists, so start-up finds a leftover of it.
     try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: generations))
-    try files.makeDirectory(base.dir)
-    let target = dataPath(object)
-    let code = files.calls.rename(data.id, target)
-    guard code == 0 else { throw Self.error("store the object data", code) }
+    let target = base.dir + "/" + base.stem + "." + String(object.generation) + ".data"
+    try place(data, at: target)
     do {
       // The data file's name is durable before the record that points at it.
       files.syncDirectory(base.dir)

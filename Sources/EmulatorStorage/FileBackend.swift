@@ -25,12 +25,14 @@ import Synchronization
 /// so no name, whatever its slashes or dots, can reach outside the folder, and names that differ
 /// only in Unicode normalisation stay distinct.
 ///
-/// Commit protocol: bytes are written to `tmp/` and renamed to their final `.data` name; then the
-/// metadata record is written to `tmp/` and renamed over `<sha>.json`. That rename is the commit
-/// point: before it the old record (and its data file) is live, after it the new one. The old
-/// generation's data file is removed afterwards. At start-up any `.data` file that its record does
-/// not name, and everything in `tmp/`, is a leftover of an interrupted write and is removed.
-/// With `fsync`, files are synced before their rename and folders after it (`DurableFiles`).
+/// Commit protocol: the journal names the new generation; its bytes get their final `.data` name
+/// (a body held in memory is written there directly, a file staged in `tmp/` is renamed there);
+/// then the metadata record is written to `tmp/` and renamed over `<sha>.json`. That rename is the
+/// commit point: before it the old record (and its data file) is live, after it the new one. The
+/// old generation's data file is removed afterwards. At start-up any `.data` file that its record
+/// does not name, and everything in `tmp/`, is a leftover of an interrupted write and is removed.
+/// With `fsync`, files are synced before a record names them and folders after a name changes in
+/// them (`DurableFiles`).
 public final class FileBackend: StorageBackend {
   public static let formatLine = "storage-emulator data format 1\n"
 

@@ -37,6 +37,11 @@ extension ObjectStore {
     case file(String)
   }
 
+  /// Whether writes wait for the disk (`--fsync`): then they must not run on a connection's
+  /// thread. Without it a small write only reaches the page cache, which costs less than handing
+  /// the request to another thread and back.
+  public var syncsWrites: Bool { (backend as? FileBackend)?.fsync ?? false }
+
   /// Stores a new generation of the object. An absent or empty content type becomes
   /// `application/octet-stream`.
   public func insert(
@@ -142,10 +147,12 @@ extension ObjectStore {
           bucket: bucket, name: name, generation: nextGeneration(), size: staged.size, md5: md5, crc32c: crc32c,
           now: Timestamp.nowMilliseconds())
         object.componentCount = componentCount
-        // A new generation starts with the bucket's default object ACL and storage class.
-        if let info = index.withLock({ $0[bucket]?.info }) {
-          object.acl = info.access.defaultObjectAcl
-          object.storageClass = info.defaultStorageClass
+        // A new generation starts with the bucket's default object ACL and storage class (only
+        // these are copied out under the index lock, not the whole bucket).
+        if let defaults = index.withLock({ buckets in
+          buckets[bucket].map { ($0.info.access.defaultObjectAcl, $0.info.defaultStorageClass) }
+        }) {
+          (object.acl, object.storageClass) = defaults
         }
         prepare(&object)
         upload.patch.apply(to: &object)

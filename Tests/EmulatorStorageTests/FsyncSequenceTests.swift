@@ -147,8 +147,10 @@ import Testing
 
   /// The rules, independently of the documentation: a file's bytes are synced before it gets a
   /// name outside `tmp/` (a rename or link carries the synced state along, a write clears it);
-  /// every folder that gets or loses a name outside `tmp/` is synced before the write path ends
-  /// (before the acknowledgement); every new folder's parent is synced right after `mkdir`.
+  /// a data file written straight to its final name has its bytes and its folder synced before a
+  /// record is put in place (the record is what makes it live); every folder that gets or loses a
+  /// name outside `tmp/` is synced before the write path ends (before the acknowledgement); every
+  /// new folder's parent is synced right after `mkdir`.
   @Test(arguments: [true, false])
   func everyWritePathSyncsDataBeforeNamesAndFoldersBeforeTheAcknowledgement(_ fsync: Bool) throws {
     // Paths whose bytes are synced (carried across write paths: a session's chunks, then its
@@ -160,16 +162,36 @@ import Testing
         continue
       }
       var pendingFolders: Set<String> = []
+      // Data files created at their final name whose folder was not synced since (by path).
+      var unnamed: Set<String> = []
       for (index, line) in calls.enumerated() {
         let parts = line.split(separator: " ").map(String.init)
         let (call, path) = (parts[0], parts.count > 1 ? parts[1] : "")
         func folder(_ path: String) -> String { (path as NSString).deletingLastPathComponent + "/" }
         switch call {
-        case "write", "create": synced.remove(path)
+        case "write", "create":
+          synced.remove(path)
+          if call == "create" && path.hasSuffix(".data") && !path.hasPrefix("./tmp/") { unnamed.insert(path) }
         case "fsync", "fdatasync":
-          if path.hasSuffix("/") { pendingFolders.remove(path) } else { synced.insert(path) }
+          if path.hasSuffix("/") {
+            pendingFolders.remove(path)
+            unnamed = unnamed.filter { folder($0) != path }
+          } else {
+            synced.insert(path)
+          }
         case "rename", "link", "exchange":
           let target = parts[2]
+          if target.hasSuffix(".json") && !target.hasPrefix("./tmp/") {
+            #expect(unnamed.isEmpty, "\(name): \(line) before the folder of \(unnamed) was synced")
+            let unsynced = calls[..<index].compactMap { line -> String? in
+              let created = line.split(separator: " ").map(String.init)
+              guard created[0] == "create", created[1].hasSuffix(".data"), !created[1].hasPrefix("./tmp/") else {
+                return nil
+              }
+              return synced.contains(created[1]) ? nil : created[1]
+            }
+            #expect(unsynced.isEmpty, "\(name): \(line) before the bytes of \(unsynced) were synced")
+          }
           if !target.hasPrefix("./tmp/") {
             #expect(synced.contains(path), "\(name): \(line) names bytes that were not synced")
             pendingFolders.insert(folder(target))

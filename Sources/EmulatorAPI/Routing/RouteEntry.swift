@@ -21,6 +21,11 @@ public enum Execution: Sendable, Equatable {
   case deferred
   /// On one of the server's blocking lanes (file I/O, fsync, whole-store work).
   case blocking
+  /// A write of object data (uploads): when its body is in memory and at most
+  /// `StorageAPI.inlineWriteBytes`, on the connection's thread if the store does not sync writes
+  /// (the write then only reaches the page cache, cheaper than two thread hand-offs), else
+  /// deferred to one of the many `StorageAPI.syncLanes`; otherwise on a blocking lane.
+  case smallWrite
 }
 
 /// The part of a request path a route addresses.

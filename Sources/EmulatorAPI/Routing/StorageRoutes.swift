@@ -50,13 +50,13 @@ extension StorageAPI {
       "POST", .storage([.firebase, .upload], .objects), when: .resumableStart, unless: .session, body: .document,
       .json(StorageAPI.upload)),
     RouteEntry(
-      "POST", .storage([.firebase, .upload], .objects), unless: .session, body: .objectData,
+      "POST", .storage([.firebase, .upload], .objects), unless: .session, body: .objectData, runs: .smallWrite,
       .json(StorageAPI.upload)),
     RouteEntry(
       "POST", .storage(gcs, .objects), when: [.uploadType, .resumableStart], unless: .session, body: .document,
       .json(StorageAPI.upload)),
     RouteEntry(
-      "POST", .storage(gcs, .objects), when: .uploadType, unless: .session, body: .objectData,
+      "POST", .storage(gcs, .objects), when: .uploadType, unless: .session, body: .objectData, runs: .smallWrite,
       .json(StorageAPI.upload)),
     // Paths that only say where to go instead (every method: 404).
     RouteEntry(
@@ -83,7 +83,8 @@ extension StorageAPI {
     RouteEntry(
       "POST", .storage([.firebase], .object), when: .resumableStart, unless: .tokenCommand, body: .document,
       .json(StorageAPI.upload)),
-    RouteEntry("POST", .storage([.firebase], .object), body: .objectData, .json(StorageAPI.upload)),
+    RouteEntry(
+      "POST", .storage([.firebase], .object), body: .objectData, runs: .smallWrite, .json(StorageAPI.upload)),
     RouteEntry(
       "POST", .storage(gcs, .object), when: .action, body: .document, .json(StorageAPI.objectAction)),
     RouteEntry("DELETE", .storage(metadataSurfaces, .object), .json(StorageAPI.deleteObject)),
