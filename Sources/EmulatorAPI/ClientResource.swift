@@ -49,7 +49,7 @@ public enum ClientResource: Sendable, Equatable {
   /// `/storage/v1/projects/{p}/serviceAccount` and `…/hmacKeys[/{id}]`; nil for other paths.
   static func matchProject(rawPath: Substring) throws(APIError) -> ClientResource? {
     let prefix = "/storage/v1/projects/"
-    guard rawPath.utf8.starts(with: prefix.utf8) else { return nil }
+    guard rawPath.utf8HasPrefix(prefix) else { return nil }
     let parts = rawPath.utf8.dropFirst(prefix.utf8.count).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     guard parts.count >= 2, !parts[0].isEmpty else { return nil }
     let project = try decode(parts[0].asSubstring(of: rawPath))
@@ -65,9 +65,8 @@ public enum ClientResource: Sendable, Equatable {
   /// What follows `/b/{bucket}` on the JSON surfaces: `/acl…`, `/defaultObjectAcl…`, `/iam…`,
   /// `/notificationConfigs…`; nil for anything else.
   static func matchBucket(_ bucket: String, tail: Substring) throws(APIError) -> ClientResource? {
-    func rest(after word: String) throws(APIError) -> String?? {
-      let marker = "/" + word
-      guard tail.utf8.starts(with: marker.utf8) else { return nil }
+    func rest(after marker: String) throws(APIError) -> String?? {
+      guard tail.utf8HasPrefix(marker) else { return nil }
       let after = tail.utf8.dropFirst(marker.utf8.count).asSubstring(of: tail)
       if after.isEmpty { return .some(nil) }
       guard after.utf8.first == UInt8(ascii: "/"), after.utf8.count > 1 else { return nil }
@@ -75,12 +74,12 @@ public enum ClientResource: Sendable, Equatable {
       guard !segment.utf8.contains(UInt8(ascii: "/")) else { return nil }
       return .some(try decode(segment))
     }
-    if let entity = try rest(after: "acl") { return .bucketACL(bucket: bucket, entity: entity, defaultObject: false) }
-    if let entity = try rest(after: "defaultObjectAcl") {
+    if let entity = try rest(after: "/acl") { return .bucketACL(bucket: bucket, entity: entity, defaultObject: false) }
+    if let entity = try rest(after: "/defaultObjectAcl") {
       return .bucketACL(bucket: bucket, entity: entity, defaultObject: true)
     }
-    if let id = try rest(after: "notificationConfigs") { return .notifications(bucket: bucket, id: id) }
-    switch try rest(after: "iam") {
+    if let id = try rest(after: "/notificationConfigs") { return .notifications(bucket: bucket, id: id) }
+    switch try rest(after: "/iam") {
     case .some(nil): return .iam(bucket: bucket, testPermissions: false)
     case .some("testPermissions"?): return .iam(bucket: bucket, testPermissions: true)
     default: return nil
@@ -90,7 +89,7 @@ public enum ClientResource: Sendable, Equatable {
   /// `{name}/acl` or `{name}/acl/{entity}` in the raw object part of the path (a name's own `/`
   /// is sent as `%2F` by the clients, so a raw `/acl` is the ACL, as on GCS).
   static func matchObject(_ bucket: String, rawName: Substring) throws(APIError) -> ClientResource? {
-    if rawName.utf8.count > 4, rawName.utf8.suffix(4).elementsEqual("/acl".utf8) {
+    if rawName.utf8.count > 4, rawName.utf8HasSuffix("/acl") {
       let name = try decode(rawName.utf8.dropLast(4).asSubstring(of: rawName))
       return .objectACL(bucket: bucket, name: name, entity: nil)
     }

@@ -9,13 +9,26 @@ final class RenderCache: Sendable {
   /// two objects) and how it is rendered.
   struct Key: Hashable, Sendable {
     var bucket: String
-    var name: ObjectKey
+    var name: NameBytes
     var rendering: Rendering
 
     init(bucket: String, name: String, flavour: Flavour, baseURL: String, fields: Set<String>?) {
-      (self.bucket, self.name) = (bucket, ObjectKey(name))
+      (self.bucket, self.name) = (bucket, NameBytes(name))
       rendering = Rendering(flavour: flavour, baseURL: baseURL, fields: fields)
     }
+  }
+
+  /// A name hashed and compared by its UTF-8 bytes, as `ObjectKey` is, without copying them out.
+  struct NameBytes: Hashable, Sendable {
+    let text: String
+    init(_ text: String) { self.text = text }
+
+    func hash(into hasher: inout Hasher) {
+      var text = text
+      text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    static func == (lhs: NameBytes, rhs: NameBytes) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
   }
 
   /// What a rendering depends on besides the metadata: the flavour, the links' base, `fields=`.

@@ -54,7 +54,7 @@ public struct Route: Sendable, Equatable {
     if let project = try ClientResource.matchProject(rawPath: rawPath) {
       return Route(surface: .json, resource: .client(project))
     }
-    for (prefix, surface) in surfaces where rawPath.utf8.starts(with: prefix.utf8) {
+    for (prefix, surface) in surfaces where rawPath.utf8HasPrefix(prefix) {
       let rest = rawPath.utf8.dropFirst(prefix.utf8.count).asSubstring(of: rawPath)
       if rest.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .buckets) : nil
@@ -71,20 +71,20 @@ public struct Route: Sendable, Equatable {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
       }
       if surface == .json || surface == .bare {
-        if tail.utf8.elementsEqual("/storageLayout".utf8) {
+        if tail.utf8Equals("/storageLayout") {
           return Route(surface: surface, resource: .storageLayout(bucket))
         }
-        if tail.utf8.elementsEqual("/managedFolders".utf8) {
+        if tail.utf8Equals("/managedFolders") {
           return Route(surface: surface, resource: .managedFolders(bucket))
         }
         if let client = try ClientResource.matchBucket(bucket, tail: tail) {
           return Route(surface: surface, resource: .client(client))
         }
       }
-      if tail.utf8.elementsEqual("/o".utf8) || (surface == .upload && tail.utf8.elementsEqual("/o/".utf8)) {
+      if tail.utf8Equals("/o") || (surface == .upload && tail.utf8Equals("/o/")) {
         return Route(surface: surface, resource: .objects(bucket: bucket))
       }
-      guard tail.utf8.starts(with: "/o/".utf8) else { return nil }
+      guard tail.utf8HasPrefix("/o/") else { return nil }
       let nameRaw = tail.utf8.dropFirst(3).asSubstring(of: tail)
       guard let name = URLCoding.percentDecode(nameRaw) else {
         throw APIError(
@@ -119,7 +119,7 @@ public struct Route: Sendable, Equatable {
       return isCopy
         ? .copyTo(source: source, bucket: bucket, name: name) : .rewriteTo(source: source, bucket: bucket, name: name)
     }
-    if raw.utf8.count > 8 && raw.utf8.suffix(8).elementsEqual("/compose".utf8) {
+    if raw.utf8.count > 8 && raw.utf8HasSuffix("/compose") {
       return .compose(destination: try decode(raw.utf8.dropLast(8).asSubstring(of: raw)))
     }
     return nil
@@ -137,30 +137,32 @@ extension Substring.UTF8View {
 }
 
 extension Substring {
-  /// The first occurrence of `marker`, compared byte for byte.
+  /// The first occurrence of `marker`, compared byte for byte (no copy of either).
   func utf8Range(of marker: String) -> Range<Index>? {
-    let needle = Array(marker.utf8)
-    guard let first = needle.first else { return nil }
-    // Offsets over contiguous bytes (native strings), then back to indices of this text.
-    let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
-      guard bytes.count >= needle.count else { return nil }
-      var offset = 0
-      while offset <= bytes.count - needle.count {
-        if bytes[offset] == first && needle.indices.allSatisfy({ bytes[offset + $0] == needle[$0] }) { return offset }
-        offset += 1
+    var marker = marker
+    return marker.withUTF8 { needle -> Range<Index>? in
+      guard let first = needle.first else { return nil }
+      // Offsets over contiguous bytes (native strings), then back to indices of this text.
+      let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+        guard bytes.count >= needle.count else { return nil }
+        var offset = 0
+        while offset <= bytes.count - needle.count {
+          if bytes[offset] == first && needle.indices.allSatisfy({ bytes[offset + $0] == needle[$0] }) { return offset }
+          offset += 1
+        }
+        return nil
+      }
+      if let found {
+        guard let offset = found else { return nil }
+        let start = utf8.index(utf8.startIndex, offsetBy: offset)
+        return start..<utf8.index(start, offsetBy: needle.count)
+      }
+      var index = utf8.startIndex
+      while index != utf8.endIndex {
+        if utf8[index...].starts(with: needle) { return index..<utf8.index(index, offsetBy: needle.count) }
+        utf8.formIndex(after: &index)
       }
       return nil
     }
-    if let found {
-      guard let offset = found else { return nil }
-      let start = utf8.index(utf8.startIndex, offsetBy: offset)
-      return start..<utf8.index(start, offsetBy: needle.count)
-    }
-    var index = utf8.startIndex
-    while index != utf8.endIndex {
-      if utf8[index...].starts(with: needle) { return index..<utf8.index(index, offsetBy: needle.count) }
-      utf8.formIndex(after: &index)
-    }
-    return nil
   }
 }

@@ -268,6 +268,10 @@ struct RequestContext: Sendable {
     let key = RenderCache.Key(
       bucket: object.bucket, name: object.name, flavour: flavour, baseURL: json.baseURL, fields: json.fields)
     let cached = cache.body(for: object, key: key, render: render)
-    return ok(cached.body, headers: ["etag": cached.etag])
+    // Room for what the layers above add (`Vary`, CORS): one allocation for the fields.
+    var headers = HTTPHeaders(minimumCapacity: 4)
+    headers.add("etag", cached.etag)
+    headers.add("content-type", "application/json; charset=UTF-8")
+    return HTTPResponse(.ok, headers: headers, body: cached.body)
   }
 }

@@ -17,7 +17,9 @@
     private let epollFD: Int32
     private let wakeFD: Int32
     let work: LoopWorkQueue
-    private var handlers: [Int32: EventLoopHandler] = [:]
+    let buffers = LoopBuffers()
+    /// Indexed by descriptor (descriptors are small and dense): no hashing per event.
+    private var handlers: [EventLoopHandler?] = []
 
     /// The `data` of the wake-up descriptor's events (a file descriptor is never negative).
     private static let wakeToken = UInt64.max
@@ -32,11 +34,15 @@
         _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
       }
       _ = cepoll_control(epollFD, 0, wakeFD, cepoll_in, Self.wakeToken)
-      LoopWorkQueue.startThread(name: name) { [self] in run() }
+      work.startThread(name: name) { [self] in run() }
     }
 
     func register(_ fd: Int32, _ handler: EventLoopHandler, reading: Bool, writing: Bool) -> Bool {
-      handlers[fd] = handler
+      guard fd >= 0 else { return false }
+      if Int(fd) >= handlers.count {
+        handlers += repeatElement(EventLoopHandler?.none, count: Int(fd) + 1 - handlers.count)
+      }
+      handlers[Int(fd)] = handler
       return cepoll_control(epollFD, 0, fd, Self.mask(reading: reading, writing: writing), UInt64(fd)) == 0
     }
 
@@ -46,7 +52,7 @@
 
     func deregister(_ fd: Int32) {
       _ = cepoll_control(epollFD, 2, fd, 0, 0)
-      handlers[fd] = nil
+      if fd >= 0 && Int(fd) < handlers.count { handlers[Int(fd)] = nil }
     }
 
     private static func mask(reading: Bool, writing: Bool) -> UInt32 {
@@ -70,7 +76,8 @@
             continue
           }
           // A handler may close and deregister another descriptor meanwhile: look it up each time.
-          guard let handler = handlers[Int32(truncatingIfNeeded: data[index])] else { continue }
+          let fd = Int(truncatingIfNeeded: data[index])
+          guard fd >= 0, fd < handlers.count, let handler = handlers[fd] else { continue }
           let bits = events[index]
           handler.handleEvents(
             readable: bits & cepoll_in != 0, writable: bits & cepoll_out != 0,

@@ -15,6 +15,8 @@ protocol EventLoopHandler: AnyObject {
 protocol EventLoop: AnyObject, Sendable {
   /// The work handed to the loop from any thread (the loop's wake-up descriptor behind it).
   var work: LoopWorkQueue { get }
+  /// The read buffer and spare response buffer its connections share.
+  var buffers: LoopBuffers { get }
   /// Starts delivering readiness of `fd` to `handler`; false when the descriptor cannot be watched.
   func register(_ fd: Int32, _ handler: EventLoopHandler, reading: Bool, writing: Bool) -> Bool
   /// Changes which readiness of `fd` is wanted.

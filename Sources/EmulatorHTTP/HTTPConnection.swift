@@ -23,7 +23,7 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   private let server: HTTPServer
   private var decoder: HTTPRequestDecoder
   private(set) var state = ConnectionState()
-  private var writer = ResponseWriter()
+  private var writer: ResponseWriter
   /// Where a large request body is being written.
   private var spool = RequestSpool()
   /// The readiness the loop was last asked for (a system call only when it changes).
@@ -33,6 +33,9 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
   private var processing = false
   private var deadlineArmed = false
   private var lastProgress = DispatchTime.now()
+  /// A deferred request's `work` is running on this thread; its reply, if it came meanwhile.
+  private var awaitingInlineReply = false
+  private var inlineReply: (@Sendable () -> HTTPResponse)?
   /// When the first byte of the current request head arrived (slowloris deadline).
   private var headStarted: DispatchTime?
 
@@ -41,6 +44,7 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
     self.fd = fd
     self.server = server
     self.loop = loop
+    self.writer = ResponseWriter(buffers: loop.buffers)
     self.decoder = HTTPRequestDecoder(limits: server.configuration.limits)
     self.decoder.spoolThreshold = server.configuration.spoolThresholdBytes
   }
@@ -73,12 +77,10 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
 
   private func readable() {
     let lingering = state.phase == .lingering
-    let count = withUnsafeTemporaryAllocation(byteCount: 65536, alignment: 16) { buffer -> Int in
-      let count = read(fd, buffer.baseAddress, buffer.count)
-      if count > 0 && !lingering {
-        decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-      }
-      return count
+    let buffer = writer.buffers.read
+    let count = read(fd, buffer.baseAddress, buffer.count)
+    if count > 0 && !lingering {
+      decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
     if count > 0 {
       if lingering { return }
@@ -174,8 +176,24 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
       // `process` is on the stack and picks up the next pipelined request itself.
       complete(request.head, response)
     case .deferred(let work):
-      updateInterest()
-      work(HTTPResponder { [self] make in loop.execute { [self] in complete(request.head, make()) } })
+      // A reply made on this thread before `work` returns (a change written at once) is kept
+      // and completed right after, without a trip through the loop's queue and its wake-up.
+      awaitingInlineReply = true
+      work(
+        HTTPResponder { [self] make in
+          if loop.work.isCurrentThread && awaitingInlineReply {
+            inlineReply = make
+            return
+          }
+          loop.execute { [self] in complete(request.head, make()) }
+        })
+      awaitingInlineReply = false
+      if let make = inlineReply {
+        inlineReply = nil
+        complete(request.head, make())
+      } else {
+        updateInterest()
+      }
     case .blocking(let work):
       updateInterest()
       server.lane().async { [self] in
@@ -195,7 +213,9 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
       head.method != "HEAD" && response.status >= 200 && response.status != 204 && response.status != 304
     let file = includeBody ? response.bodyFile : nil
     let stream = includeBody && file == nil ? response.bodyStream : nil
-    writer.enqueue(response.encoded(includeBody: head.method != "HEAD", close: last), file: file, stream: stream)
+    var encoded = writer.buffers.take()
+    response.encode(into: &encoded, includeBody: head.method != "HEAD", close: last)
+    writer.enqueue(encoded, file: file, stream: stream)
     flush()
   }
 

@@ -1,55 +1,76 @@
 /// The request head's syntax (RFC 9112 §3, §5): request line, version and header fields, from
 /// bytes already known to hold the whole head. Used by `HTTPRequestDecoder` for heads and trailers.
 enum HTTPHeadParser {
+  /// One pass to count the lines (the limits are judged before any field is parsed, as the
+  /// whole head is), one to parse them: no array of lines, no copies of the request line.
   static func decodeHead(
     _ bytes: UnsafeBufferPointer<UInt8>, limits: HTTPLimits
   ) throws(HTTPParseError) -> HTTPRequestHead {
-    var lines: [UnsafeBufferPointer<UInt8>] = []
-    var lineStart = 0
+    var requestLineEnd = -1
+    var fieldCount = 0
     var index = 0
-    while index < bytes.count {
-      if bytes[index] == 13 && index + 1 < bytes.count && bytes[index + 1] == 10 {
-        lines.append(UnsafeBufferPointer(rebasing: bytes[lineStart..<index]))
+    while index + 1 < bytes.count {
+      if bytes[index] == 13 && bytes[index + 1] == 10 {
+        if requestLineEnd < 0 { requestLineEnd = index }
+        fieldCount += 1
         index += 2
-        lineStart = index
       } else {
         index += 1
       }
     }
-    lines.append(UnsafeBufferPointer(rebasing: bytes[lineStart..<bytes.count]))
-    let requestLine = lines[0]
-    if requestLine.count > limits.maxRequestLineBytes {
+    if requestLineEnd < 0 { requestLineEnd = bytes.count }
+    if requestLineEnd > limits.maxRequestLineBytes {
       throw HTTPParseError(414, "The request line is longer than \(limits.maxRequestLineBytes) bytes.")
     }
-    if lines.count - 1 > limits.maxHeaderCount {
+    if fieldCount > limits.maxHeaderCount {
       throw HTTPParseError(431, "More than \(limits.maxHeaderCount) header fields.")
     }
-    var head = try decodeRequestLine(requestLine)
-    for line in lines.dropFirst() {
-      let (name, value) = try parseField(line)
-      head.headers.add(name, value)
+    var head = try decodeRequestLine(UnsafeBufferPointer(rebasing: bytes[0..<requestLineEnd]))
+    head.headers.reserveCapacity(fieldCount)
+    var hosts = 0
+    var lineStart = requestLineEnd + 2
+    index = lineStart
+    while lineStart <= bytes.count && fieldCount > 0 {
+      // The end of this line: the next CRLF, or the end of the head.
+      while index + 1 < bytes.count && !(bytes[index] == 13 && bytes[index + 1] == 10) { index += 1 }
+      let lineEnd = index + 1 < bytes.count ? index : bytes.count
+      let (name, value) = try parseField(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd]))
+      if name == "host" { hosts += 1 }
+      head.headers.appendLowercased(name, value)
+      lineStart = lineEnd + 2
+      index = lineStart
+      fieldCount -= 1
     }
-    if head.version == .http11 && head.headers.values("host").count != 1 {
+    if head.version == .http11 && hosts != 1 {
       throw HTTPParseError(400, "An HTTP/1.1 request must carry exactly one Host header.")
     }
     return head
   }
 
+  /// `METHOD SP request-target SP HTTP-version`, split at its first two spaces.
   static func decodeRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPParseError) -> HTTPRequestHead {
-    let parts = line.split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
-    guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+    let firstSpace = line.firstIndex(of: 32) ?? line.count
+    var secondSpace = line.count
+    if firstSpace < line.count {
+      secondSpace = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)...]).firstIndex(of: 32).map {
+        $0 + firstSpace + 1
+      } ?? line.count
+    }
+    guard secondSpace < line.count, firstSpace > 0, secondSpace > firstSpace + 1 else {
       throw HTTPParseError(400, "The request line must be: METHOD SP target SP HTTP-version.")
     }
-    guard parts[0].allSatisfy(HTTPSyntax.isToken) else {
+    let methodBytes = line[0..<firstSpace]
+    let targetBytes = line[(firstSpace + 1)..<secondSpace]
+    guard methodBytes.allSatisfy(HTTPSyntax.isToken) else {
       throw HTTPParseError(400, "The method is not a valid token.")
     }
-    guard parts[1].allSatisfy({ $0 > 32 && $0 < 127 }) else {
+    guard targetBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else {
       throw HTTPParseError(400, "The request target contains a byte that must be percent-encoded.")
     }
-    let version = try decodeVersion(parts[2])
-    let method = String(decoding: parts[0], as: UTF8.self)
-    var target = String(decoding: parts[1], as: UTF8.self)
-    if target.utf8.first == UInt8(ascii: "/") {
+    let version = try decodeVersion(line[(secondSpace + 1)...])
+    let method = String(decoding: methodBytes, as: UTF8.self)
+    var target = String(decoding: targetBytes, as: UTF8.self)
+    if targetBytes.first == UInt8(ascii: "/") {
       // origin-form
     } else if target == "*" && method == "OPTIONS" {
       // asterisk-form
@@ -76,8 +97,9 @@ enum HTTPHeadParser {
   }
 
   static func decodeVersion(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) throws(HTTPParseError) -> HTTPVersion {
-    let text = Array(bytes)
-    guard text.count == 8, text.starts(with: Array("HTTP/".utf8)), text[6] == UInt8(ascii: "."),
+    let text = UnsafeBufferPointer(rebasing: bytes)
+    guard text.count == 8, text[0] == UInt8(ascii: "H"), text[1] == UInt8(ascii: "T"), text[2] == UInt8(ascii: "T"),
+      text[3] == UInt8(ascii: "P"), text[4] == UInt8(ascii: "/"), text[6] == UInt8(ascii: "."),
       HTTPSyntax.isDigit(text[5]), HTTPSyntax.isDigit(text[7])
     else {
       throw HTTPParseError(400, "The HTTP version is malformed.")

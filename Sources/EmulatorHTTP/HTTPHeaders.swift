@@ -5,6 +5,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
   public init() {}
 
+  /// Empty, with room for `minimumCapacity` fields.
+  public init(minimumCapacity: Int) { fields.reserveCapacity(minimumCapacity) }
+
   public init(dictionaryLiteral elements: (String, String)...) {
     for (name, value) in elements { add(name, value) }
   }
@@ -20,10 +23,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     fields.append((Self.lowercased(name), value))
   }
 
+  /// Appends a field whose name is already lower-case (the head parser lower-cases as it copies).
+  mutating func appendLowercased(_ name: String, _ value: String) {
+    fields.append((name, value))
+  }
+
+  mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
   /// ASCII lower case; a name that has no upper-case letter (every name this server looks up) is
   /// returned as it is, without the cost of `String.lowercased()`.
   static func lowercased(_ name: String) -> String {
-    name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
+    name.hasASCIIUppercase ? name.lowercased() : name
   }
 
   /// Replaces every field of that name by one field.

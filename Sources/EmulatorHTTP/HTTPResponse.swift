@@ -20,10 +20,23 @@ public struct HTTPResponse: Sendable {
   ///   - close: adds `Connection: close`.
   public func encoded(includeBody: Bool = true, close: Bool = false) -> [UInt8] {
     var out: [UInt8] = []
-    out.reserveCapacity(160 + headers.count * 40 + (includeBody ? body.count : 0))
-    out.append(contentsOf: "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n".utf8)
+    encode(into: &out, includeBody: includeBody, close: close)
+    return out
+  }
+
+  /// Appends the encoded response to `out` (a buffer the caller may reuse): byte appends only,
+  /// no string is built.
+  public func encode(into out: inout [UInt8], includeBody: Bool = true, close: Bool = false) {
+    let bodyless = status < 200 || status == 204 || status == 304
+    let inlineBody = includeBody && !bodyless && bodyFile == nil && bodyStream == nil
+    out.reserveCapacity(out.count + 160 + headers.count * 40 + (inlineBody ? body.count : 0))
+    out.append(contentsOf: "HTTP/1.1 ".utf8)
+    Self.appendDecimal(status, to: &out)
+    out.append(32)
+    out.append(contentsOf: HTTPStatus.reason(status).utf8)
+    out.append(contentsOf: "\r\n".utf8)
     var hasLength = false
-    for field in headers {
+    for field in headers.fields {
       if field.name == "content-length" { hasLength = true }
       if field.name == "connection" { continue }
       out.append(contentsOf: field.name.utf8)
@@ -36,16 +49,27 @@ public struct HTTPResponse: Sendable {
       }
       out.append(contentsOf: "\r\n".utf8)
     }
-    let bodyless = status < 200 || status == 204 || status == 304
     if bodyStream != nil && !bodyless {
       out.append(contentsOf: "transfer-encoding: chunked\r\n".utf8)
     } else if !hasLength && !bodyless {
-      out.append(contentsOf: "content-length: \(bodyFile?.length ?? body.count)\r\n".utf8)
+      out.append(contentsOf: "content-length: ".utf8)
+      Self.appendDecimal(bodyFile?.length ?? body.count, to: &out)
+      out.append(contentsOf: "\r\n".utf8)
     }
     if close { out.append(contentsOf: "connection: close\r\n".utf8) }
     out.append(contentsOf: "\r\n".utf8)
-    if includeBody && !bodyless && bodyFile == nil && bodyStream == nil { out.append(contentsOf: body) }
-    return out
+    if inlineBody { out.append(contentsOf: body) }
+  }
+
+  /// A non-negative integer's decimal digits (a status, a length).
+  static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+    let value = UInt(max(value, 0))
+    var divisor: UInt = 1
+    while divisor <= value / 10 { divisor *= 10 }
+    repeat {
+      out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+      divisor /= 10
+    } while divisor > 0
   }
 }
 

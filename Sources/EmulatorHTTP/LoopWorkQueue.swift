@@ -1,15 +1,27 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The work handed to an event loop from other threads, and its stop flag: the part both loop
 /// implementations share. `wake` pokes the loop's wake-up descriptor; it is called under the
 /// lock and never after `stopped`, so it cannot reach a descriptor the stopped loop has closed.
 final class LoopWorkQueue: @unchecked Sendable {
-  // Invariant: `pending` and `stopped` are touched only under `lock`.
+  // Invariant: `pending` and `stopped` are touched only under `lock`; `running` only on the
+  // loop's thread; `thread` is written once, on the loop's thread, before it runs any work.
   /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
   private let lock = NSLock()
   private var pending: [@Sendable () -> Void] = []
   private var stopped = false
   private let wake: @Sendable () -> Void
+  /// The loop's thread, set once when it starts (before it runs any work, so before anything
+  /// that could ask `isCurrentThread` from another thread has been handed out).
+  private var thread: pthread_t?
+  /// The work being run, swapped with `pending` (so neither array is reallocated); loop thread only.
+  private var running: [@Sendable () -> Void] = []
 
   init(wake: @escaping @Sendable () -> Void) {
     self.wake = wake
@@ -34,17 +46,24 @@ final class LoopWorkQueue: @unchecked Sendable {
   /// On the loop's thread, after its wake-up descriptor was drained: runs what is queued.
   /// Returns whether the loop must end.
   func runPending() -> Bool {
-    let work = lock.withLock {
-      defer { pending.removeAll(keepingCapacity: true) }
-      return pending
-    }
-    for item in work { item() }
+    lock.withLock { swap(&pending, &running) }
+    for item in running { item() }
+    running.removeAll(keepingCapacity: true)
     return isStopped
   }
 
+  /// Whether the caller runs on the loop's thread.
+  var isCurrentThread: Bool {
+    guard let thread else { return false }
+    return pthread_equal(thread, pthread_self()) != 0
+  }
+
   /// Starts a loop's thread (1 MiB of stack: a loop's work is shallow).
-  static func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-    let thread = Thread(block: body)
+  func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread { [self] in
+      self.thread = pthread_self()
+      body()
+    }
     thread.name = name
     thread.stackSize = 1 << 20
     thread.start()

@@ -21,6 +21,7 @@ final class PollEventLoop: EventLoop, @unchecked Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   let work: LoopWorkQueue
+  let buffers = LoopBuffers()
   private var registrations: [Int32: Registration] = [:]
 
   init(name: String) {
@@ -37,7 +38,7 @@ final class PollEventLoop: EventLoop, @unchecked Sendable {
       var byte: UInt8 = 1
       _ = write(wakeWrite, &byte, 1)
     }
-    LoopWorkQueue.startThread(name: name) { [self] in run() }
+    work.startThread(name: name) { [self] in run() }
   }
 
   func register(_ fd: Int32, _ handler: EventLoopHandler, reading: Bool, writing: Bool) -> Bool {

@@ -7,6 +7,8 @@
 /// The response being written on one connection: its encoded head (and in-memory body), then
 /// a file region sent with `sendfile` or a body stream sent with chunked coding.
 struct ResponseWriter {
+  /// Where written buffers go back to (the loop's), to be lent to the next response.
+  let buffers: LoopBuffers
   private var bytes: [UInt8] = []
   private var offset = 0
   private var file: (region: FileRegion, offset: Int, end: Int)?
@@ -26,6 +28,10 @@ struct ResponseWriter {
   }
 
   var isEmpty: Bool { offset >= bytes.count && file == nil && stream == nil }
+
+  init(buffers: LoopBuffers) {
+    self.buffers = buffers
+  }
 
   /// Queues an encoded response (or interim response) and the body that follows it.
   mutating func enqueue(_ encoded: [UInt8], file region: FileRegion? = nil, stream: (any HTTPBodyStream)? = nil) {
@@ -56,8 +62,8 @@ struct ResponseWriter {
         }
       }
       if !bytes.isEmpty {
-        // Not kept for the next response: a large in-memory body would stay allocated while idle.
-        bytes = []
+        // Back to the loop, not kept here: a body would stay allocated while the connection idles.
+        buffers.give(&bytes)
         offset = 0
       }
       if let current = file {

@@ -4,9 +4,10 @@ public enum URLCoding {
   /// - Parameter plusIsSpace: form-style decoding, as query strings are decoded here: `+` is a space.
   public static func percentDecode(_ text: Substring, plusIsSpace: Bool = false) -> String? {
     // Most names have nothing to decode: the text itself (already valid UTF-8) is the answer.
-    if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
-      return String(text)
-    }
+    func escaped(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) }
+    let plain =
+      text.utf8.withContiguousStorageIfAvailable { !$0.contains(where: escaped) } ?? !text.utf8.contains(where: escaped)
+    if plain { return String(text) }
     guard let bytes = percentDecodeBytes(text, plusIsSpace: plusIsSpace) else { return nil }
     return String(validating: bytes, as: UTF8.self)
   }
@@ -42,23 +43,28 @@ public enum URLCoding {
   }
 
   /// Percent-encodes everything but RFC 3986 unreserved characters, so a whole object name becomes
-  /// one path segment (`/` becomes `%2F`).
+  /// one path segment (`/` becomes `%2F`). A name with nothing to encode is returned as it is.
   public static func encodeComponent(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    let digits = Array("0123456789ABCDEF".utf8)
-    for byte in text.utf8 {
+    func unreserved(_ byte: UInt8) -> Bool {
       switch byte {
-      case 48...57, 65...90, 97...122, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-        UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        out.unicodeScalars.append("%")
-        out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
-        out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 15)]))
+      case 48...57, 65...90, 97...122, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+      default: false
       }
     }
-    return out
+    if text.utf8.allSatisfy(unreserved) { return text }
+    func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10 }
+    var out: [UInt8] = []
+    out.reserveCapacity(text.utf8.count * 3)
+    for byte in text.utf8 {
+      if unreserved(byte) {
+        out.append(byte)
+      } else {
+        out.append(UInt8(ascii: "%"))
+        out.append(digit(byte >> 4))
+        out.append(digit(byte & 15))
+      }
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 }
 
@@ -68,12 +74,19 @@ public struct QueryParameters: Sendable {
 
   /// Parses a raw query. Throws the name of a parameter whose escapes are malformed.
   public init(_ raw: Substring) throws(HTTPParseError) {
-    for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
+    // Split on the bytes `&` and `=` (a request target is ASCII), not on Characters.
+    let bytes = raw.utf8
+    var start = bytes.startIndex
+    while start < bytes.endIndex {
+      let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+      defer { start = end == bytes.endIndex ? end : bytes.index(after: end) }
+      if start == end { continue }
+      let pair = raw[start..<end]
       let name: Substring
       let value: Substring
-      if let equals = pair.firstIndex(of: "=") {
+      if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
         name = pair[..<equals]
-        value = pair[pair.index(after: equals)...]
+        value = pair[pair.utf8.index(after: equals)...]
       } else {
         name = pair
         value = ""

@@ -54,10 +54,11 @@ struct DurableFiles: Sendable {
     return calls.rename(from, to)
   }
 
-  /// Syncs a folder (with `fsync`; a folder that cannot be opened is left as it is).
-  func syncDirectory(_ path: String) {
+  /// Syncs a folder (with `fsync`; a folder that cannot be opened is left as it is). The path is
+  /// worked out only then: `NSString` path arithmetic costs more than the rest of a record write.
+  func syncDirectory(_ path: @autoclosure () -> String) {
     guard fsync else { return }
-    _ = calls.syncDirectory(path)
+    _ = calls.syncDirectory(path())
   }
 
   /// Syncs a file's bytes by path (with `fsync`).

@@ -38,6 +38,7 @@ public final class FileBackend: StorageBackend {
 
   public let root: URL
   public let fsync: Bool
+  public var syncsWrites: Bool { fsync }
   private let counter = Atomic<Int>(0)
   /// Record paths found damaged at start-up.
   let damaged = Locked<Set<String>>([])
@@ -60,8 +61,14 @@ public final class FileBackend: StorageBackend {
   /// The write steps, through `FileCalls` (a test records them).
   let files: DurableFiles
 
+  /// `tmp/` and `buckets/` as paths, worked out once (every write names a file in each).
+  let tmpPath: String
+  let bucketsPath: String
+
   public init(root: URL, fsync: Bool = false, calls: FileCalls = .direct) throws(StorageError) {
     self.root = root.standardizedFileURL
+    tmpPath = self.root.appendingPathComponent("tmp", isDirectory: true).path
+    bucketsPath = self.root.appendingPathComponent("buckets", isDirectory: true).path
     self.fsync = fsync
     files = DurableFiles(calls: calls, fsync: fsync)
     try prepareRoot()
@@ -103,14 +110,24 @@ public final class FileBackend: StorageBackend {
 
   // MARK: Paths
 
-  func bucketDir(_ bucket: String) -> String { bucketsDir.path + "/" + bucket }
+  func bucketDir(_ bucket: String) -> String { bucketsPath + "/" + bucket }
 
   func objectBase(_ object: ObjectMetadata) -> (dir: String, stem: String) {
     objectBase(bucket: object.bucket, name: object.name)
   }
 
   func objectBase(bucket: String, name: String) -> (dir: String, stem: String) {
-    let stem = Hex.encode(SHA256.hash(data: Array(name.utf8)))
+    // Digit by digit (`Hex.encode` is generic, and unspecialized from here it costs more than the hash).
+    var digits: [UInt8] = []
+    digits.reserveCapacity(64)
+    SHA256.hash(data: Array(name.utf8)).withUnsafeBytes { digest in
+      for byte in digest {
+        let (high, low) = Hex.digits(byte)
+        digits.append(high)
+        digits.append(low)
+      }
+    }
+    let stem = String(decoding: digits, as: UTF8.self)
     return (bucketDir(bucket) + "/objects/" + stem.prefix(2), stem)
   }
 
@@ -126,7 +143,7 @@ public final class FileBackend: StorageBackend {
 
   func tempPath(_ suffix: String) -> String {
     let n = counter.wrappingAdd(1, ordering: .relaxed).oldValue
-    return tmp.path + "/" + tempPrefix + String(n) + "." + suffix
+    return tmpPath + "/" + tempPrefix + String(n) + "." + suffix
   }
 
   // MARK: StorageBackend

@@ -24,6 +24,17 @@ import Testing
       if path == "/now" {
         return .deferred { $0.reply(HTTPResponse(status: 201, headers: [:], body: Array("now".utf8))) }
       }
+      if path == "/racing" {
+        // Replied from another thread while the work is still running on the connection's.
+        return .deferred { responder in
+          let replied = DispatchSemaphore(value: 0)
+          DispatchQueue.global().async {
+            responder.reply(HTTPResponse(status: 200, headers: [:], body: Array("racing".utf8)))
+            replied.signal()
+          }
+          replied.wait()
+        }
+      }
       return .respond(HTTPResponse(status: 200, headers: [:], body: Array("inline".utf8)))
     }
   }
@@ -46,6 +57,31 @@ import Testing
     for (response, body) in zip(responses, expected) {
       #expect(response.hasPrefix(body == "now" ? "HTTP/1.1 201" : "HTTP/1.1 200"))
       #expect(response.hasSuffix("\r\n\r\n" + body))
+    }
+  }
+
+  /// Replies made inside the work (completed when it returns, without the loop's queue) and
+  /// replies made on another thread while the work runs (through the queue) interleave on one
+  /// keep-alive connection without a lost or misplaced answer.
+  @Test func repliesMadeWhileTheWorkRunsAreAnsweredInOrder() throws {
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    let server = HTTPServer(configuration: configuration, handler: Handler())
+    let port = try server.start()
+    defer { server.shutdown(gracePeriod: 1) }
+    let client = try RawSocket(port: port)
+    let paths = (0..<40).map { ["/now", "/racing", "/inline", "/later/1"][$0 % 4] }
+    client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+    let responses = client.receiveResponses(paths.count)
+    #expect(responses.count == paths.count)
+    for (response, path) in zip(responses, paths) {
+      let body = path == "/later/1" ? "later 1" : String(path.dropFirst())
+      #expect(response.hasSuffix("\r\n\r\n" + body))
+    }
+    // One at a time too (nothing pipelined behind the inline reply).
+    for path in ["/now", "/racing", "/now"] {
+      client.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+      #expect(client.receiveResponses(1).first?.hasSuffix("\r\n\r\n" + path.dropFirst()) == true)
     }
   }
 }

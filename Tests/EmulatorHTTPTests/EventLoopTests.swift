@@ -107,6 +107,38 @@ import Testing
     #expect(events.dropFirst().first.map { $0.writable && !$0.readable } == true)
   }
 
+  /// What a deferred reply asks to know whether it can be completed without the loop's queue.
+  @Test(arguments: kinds)
+  func aLoopKnowsItsOwnThread(kind: EventLoopKind) {
+    let loop = makeEventLoop(kind, name: "test.loop")
+    let other = makeEventLoop(kind, name: "test.other")
+    defer {
+      loop.stop()
+      other.stop()
+    }
+    #expect(!loop.work.isCurrentThread)
+    let answers = Answers()
+    let done = DispatchSemaphore(value: 0)
+    loop.execute {
+      answers.append(loop.work.isCurrentThread)
+      answers.append(other.work.isCurrentThread)
+      DispatchQueue.global().async {
+        answers.append(loop.work.isCurrentThread)
+        done.signal()
+      }
+    }
+    #expect(done.wait(timeout: .now() + 5) == .success)
+    #expect(answers.value == [true, false, false])
+  }
+
+  /// Answers collected from several threads, under a lock.
+  final class Answers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Bool] = []
+    var value: [Bool] { lock.withLock { stored } }
+    func append(_ answer: Bool) { lock.withLock { stored.append(answer) } }
+  }
+
   @Test(arguments: kinds)
   func aStoppedLoopDropsWork(kind: EventLoopKind) {
     let loop = makeEventLoop(kind, name: "test.loop")

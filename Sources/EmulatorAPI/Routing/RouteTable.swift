@@ -10,33 +10,35 @@ public struct RouteTable: Sendable {
   /// Entry indices by exact path.
   private let paths: [String: [Int]]
   /// First path segments (`internal`, `ui`, the empty one of `/`) of the exact paths.
-  private let pathSegments: [[UInt8]]
+  private let pathSegments: [String]
   /// Entry indices by `slot(surface, kind)`.
   private let storage: [[Int]]
   /// The flags any entry of a storage slot tests (only those are computed for a request).
   private let storageFlags: [RouteFlags]
   private let xml: [[Int]]
   private let postPolicy: [Int]
-  /// Methods some entry takes a body with: any other method gets the `.none` limit without a
-  /// lookup (GETs never pay for one).
-  let methodsWithBodies: Set<String>
+  /// Methods some entry takes object data with: any other method gets the document limit
+  /// without a lookup (GETs and PATCHes never pay for one; a POST or PUT may be an upload).
+  let methodsWithObjectData: Set<String>
 
   public init(_ entries: [RouteEntry]) {
     self.entries = entries
     var paths: [String: [Int]] = [:]
-    var segments: [[UInt8]] = []
+    var segments: [String] = []
     let slots = Surface.allCases.count * ResourceKind.allCases.count
     var storage = [[Int]](repeating: [], count: slots)
     var storageFlags = [RouteFlags](repeating: [], count: slots)
     var xml = [[Int]](repeating: [], count: XMLLevel.allCases.count)
     var postPolicy: [Int] = []
-    var methodsWithBodies: Set<String> = []
+    var methodsWithObjectData: Set<String> = []
     for (index, entry) in entries.enumerated() {
-      if entry.body != .none { methodsWithBodies.formUnion(entry.methods) }
+      if entry.body == .objectData {
+        methodsWithObjectData.formUnion(entry.methods.isEmpty ? Self.servedMethods : entry.methods)
+      }
       switch entry.pattern {
       case .path(let path):
         paths[path, default: []].append(index)
-        let segment = Array(Self.firstSegment(Substring(path)))
+        let segment = String(Substring(path).firstPathSegment)
         if !segments.contains(segment) { segments.append(segment) }
       case .storage(let surfaces, let kind):
         for surface in surfaces {
@@ -53,23 +55,18 @@ public struct RouteTable: Sendable {
     self.storageFlags = storageFlags
     self.xml = xml
     self.postPolicy = postPolicy
-    self.methodsWithBodies = methodsWithBodies
+    self.methodsWithObjectData = methodsWithObjectData
   }
 
   static func slot(_ surface: Surface, _ kind: ResourceKind) -> Int {
     surface.index * ResourceKind.allCases.count + kind.rawValue
   }
 
-  /// The bytes between the first `/` and the next one.
-  static func firstSegment(_ path: Substring) -> Substring.UTF8View.SubSequence {
-    path.utf8.dropFirst().prefix { $0 != UInt8(ascii: "/") }
-  }
-
   /// The exact-path entries of a path (nil when no entry has it). One comparison per first
   /// segment of the exact paths before any string is made.
   func pathEntries(_ rawPath: Substring) -> [Int]? {
-    let segment = Self.firstSegment(rawPath)
-    guard pathSegments.contains(where: { segment.elementsEqual($0) }) else { return nil }
+    let segment = rawPath.firstPathSegment
+    guard pathSegments.contains(where: { segment.utf8Equals($0) }) else { return nil }
     return paths[String(rawPath)]
   }
 

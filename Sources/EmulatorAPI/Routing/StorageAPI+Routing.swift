@@ -104,10 +104,12 @@ extension StorageAPI {
     }
   }
 
-  /// The body limit of the entry the head leads to. A method no entry takes a body with is not
-  /// looked up; no entry (a 404 or 405 to come) and an unparsable query get the smaller limit.
+  /// The body limit of the entry the head leads to. A method no entry takes object data with is
+  /// not looked up (its limit is the document one whatever the entry); no entry (a 404 or 405 to
+  /// come) and an unparsable query get the smaller limit. `X-HTTP-Method-Override` only turns a
+  /// POST or PUT into another method, so the sent method decides whether to look.
   func bodyLimit(for head: HTTPRequestHead, in table: RouteTable) -> Int {
-    guard table.methodsWithBodies.contains(head.method) else { return limits.maxMetadataBytes }
+    guard table.methodsWithObjectData.contains(head.method) else { return limits.maxMetadataBytes }
     switch entryIndex(for: head, in: table).map({ table.entries[$0].body }) {
     case .objectData?: return limits.maxUploadBytes
     case .document?, .none?, nil: return limits.maxMetadataBytes

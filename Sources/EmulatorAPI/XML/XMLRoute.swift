@@ -77,12 +77,11 @@ public struct XMLRoute: Sendable, Equatable {
   /// Whether the raw path's first segment is one of `reserved`, compared as raw bytes (no
   /// decoding, no allocation): every JSON-surface request is rejected for the XML API here.
   static func startsWithReservedSegment(_ rawPath: Substring) -> Bool {
-    let path = rawPath.utf8
-    guard path.first == UInt8(ascii: "/") else { return false }
-    let segment = path.dropFirst().prefix { $0 != UInt8(ascii: "/") }
-    for word in reservedBytes where segment.elementsEqual(word) { return true }
+    guard rawPath.utf8.first == UInt8(ascii: "/") else { return false }
+    let segment = rawPath.firstPathSegment
+    for word in reservedWords where segment.utf8Equals(word) { return true }
     return false
   }
 
-  private static let reservedBytes: [[UInt8]] = reserved.map { Array($0.utf8) }
+  private static let reservedWords = Array(reserved)
 }
