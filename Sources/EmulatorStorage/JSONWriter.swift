@@ -104,15 +104,7 @@ public struct JSONWriter {
     endString()
   }
 
-  /// `"key":"<base64 of bytes>"`: hashes and ETags, on every rendering (specialized here, where
-  /// the generic version below would be called unspecialized from other modules).
-  public mutating func base64(_ key: String, _ value: [UInt8]) {
-    beginString(key)
-    Base64.append(value, to: &bytes)
-    endString()
-  }
-
-  /// `"key":"<base64 of bytes>"`.
+  /// `"key":"<base64 of bytes>"`: hashes and ETags, on every rendering.
   public mutating func base64(_ key: String, _ value: [UInt8]) {
     beginString(key)
     Base64.append(value, to: &bytes)
