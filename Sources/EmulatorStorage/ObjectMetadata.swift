@@ -77,47 +77,30 @@ public struct ObjectMetadata: Sendable, Equatable {
     }
   }
 
-  public var cacheControl: String? {
-    get { rare?.fields.cacheControl }
-    set { changeRare(unless: newValue == nil) { $0.cacheControl = newValue } }
-  }
-
+  public var cacheControl: String? { get { rare?.fields.cacheControl } set { setRare(\.cacheControl, newValue) } }
   public var contentDisposition: String? {
     get { rare?.fields.contentDisposition }
-    set { changeRare(unless: newValue == nil) { $0.contentDisposition = newValue } }
+    set { setRare(\.contentDisposition, newValue) }
   }
-
-  public var contentEncoding: String? {
-    get { rare?.fields.contentEncoding }
-    set { changeRare(unless: newValue == nil) { $0.contentEncoding = newValue } }
-  }
-
-  public var contentLanguage: String? {
-    get { rare?.fields.contentLanguage }
-    set { changeRare(unless: newValue == nil) { $0.contentLanguage = newValue } }
-  }
-
+  public var contentEncoding: String? { get { rare?.fields.contentEncoding } set { setRare(\.contentEncoding, newValue) } }
+  public var contentLanguage: String? { get { rare?.fields.contentLanguage } set { setRare(\.contentLanguage, newValue) } }
   /// Milliseconds since the epoch.
-  public var customTime: Int64? {
-    get { rare?.fields.customTime }
-    set { changeRare(unless: newValue == nil) { $0.customTime = newValue } }
-  }
-
+  public var customTime: Int64? { get { rare?.fields.customTime } set { setRare(\.customTime, newValue) } }
   /// Custom key/value metadata (the SDKs' `customMetadata`).
   public var custom: [String: String] {
     get { rare?.fields.custom ?? [:] }
     set { changeRare(unless: newValue.isEmpty) { $0.custom = newValue } }
   }
-
   /// Firebase download tokens, kept beside the custom metadata.
   public var downloadTokens: [String] {
     get { rare?.fields.downloadTokens ?? [] }
     set { changeRare(unless: newValue.isEmpty) { $0.downloadTokens = newValue } }
   }
+  public var componentCount: Int? { get { rare?.fields.componentCount } set { setRare(\.componentCount, newValue) } }
 
-  public var componentCount: Int? {
-    get { rare?.fields.componentCount }
-    set { changeRare(unless: newValue == nil) { $0.componentCount = newValue } }
+  /// Sets an optional rare field (nil on an object without a box changes nothing).
+  private mutating func setRare<Value>(_ field: WritableKeyPath<RareFields.Fields, Value?>, _ value: Value?) {
+    changeRare(unless: value == nil) { $0[keyPath: field] = value }
   }
 
   /// Replaces the box with a changed copy (the box is shared between copies of the metadata,
