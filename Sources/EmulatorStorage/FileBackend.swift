@@ -38,7 +38,6 @@ public final class FileBackend: StorageBackend {
 
   public let root: URL
   public let fsync: Bool
-  public var syncsWrites: Bool { fsync }
   private let counter = Atomic<Int>(0)
   /// Record paths found damaged at start-up.
   let damaged = Locked<Set<String>>([])

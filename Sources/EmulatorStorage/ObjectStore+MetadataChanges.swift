@@ -12,10 +12,8 @@ extension ObjectStore {
   }
 
   /// `update` without blocking the caller: the change is checked and applied at once, and
-  /// `completion` runs exactly once, after the record holding the change is written: on the
-  /// caller's thread before `update` returns when the answer needs no write, or when the change
-  /// starts a group and the backend does not sync (the write is made there); otherwise on a
-  /// Dispatch worker.
+  /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
+  /// is known without a write) exactly once, after the record holding the change is written.
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
     completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void
@@ -72,8 +70,8 @@ extension ObjectStore {
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
   /// against and applied to the newest accepted version now, acknowledged through `completion`
-  /// once a record holding it is written and published. The first change of a group writes it
-  /// (on a Dispatch worker when the backend syncs), later ones join the group. It does take the
+  /// once a record holding it is written and published. Does no I/O itself: the first change of
+  /// a group hands the write to a Dispatch worker, later ones join the group. It does take the
   /// object's stripe lock, which a new generation or a delete of an object on the same stripe
   /// (1 in 256) holds across its own record write: that is the longest it can wait.
   private func modify(
@@ -130,29 +128,15 @@ extension ObjectStore {
     started.waiting = [ticket]
     stripe.groups[key] = started
     stripe.unlock()
-    if backend.syncsWrites {
-      DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
-    } else {
-      // Without a sync a record write is short: the first one is made here (a request answered
-      // without a hand-off to a worker and back); changes that queue meanwhile go to a worker.
-      writeGroups(key: key, stripe: stripe, rounds: 1)
-    }
+    DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
   }
 
   /// Writes the newest version of an object's metadata group, once for every change queued so
   /// far, and again while changes keep queuing during the writes; then removes the group (which
-  /// lets a waiting insert or delete go on). Completions run outside the lock. After `rounds`
-  /// writes, what is still queued is left to a Dispatch worker.
-  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe, rounds: Int = .max) {
+  /// lets a waiting insert or delete go on). Completions run outside the lock.
+  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe) {
     stripe.lock()
-    var written = 0
     while let group = stripe.groups[key], !group.waiting.isEmpty {
-      if written == rounds {
-        stripe.unlock()
-        DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
-        return
-      }
-      written += 1
       let batch = group.waiting
       group.waiting = []
       let object = group.latest

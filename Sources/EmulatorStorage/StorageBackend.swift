@@ -49,9 +49,6 @@ public protocol StorageBackend: Sendable {
   var spoolDirectory: String? { get }
   /// Whether the backend asks for a snapshot while writes go on (its journal grew long).
   var snapshotDue: Bool { get }
-  /// Whether a write waits for the disk (`--fsync`): the store never makes such a write on the
-  /// thread that asked for it.
-  var syncsWrites: Bool { get }
   /// A snapshot while writes go on: `beginSnapshot` starts recording changes for the new one;
   /// `finishSnapshot` saves what was published once every write begun before it had ended.
   func beginSnapshot() throws(StorageError) -> UInt64
@@ -63,7 +60,6 @@ extension StorageBackend {
   public func saveProjects(_ state: JSONValue) throws(StorageError) {}
   public func loadProjects() -> JSONValue? { nil }
   public var snapshotDue: Bool { false }
-  public var syncsWrites: Bool { false }
   public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
   public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
 }

@@ -11,12 +11,6 @@ final class SlowCountingBackend: StorageBackend {
   let failNextCommits = Atomic<Int>(0)
   /// When set, metadata commits wait for it.
   let gate = Locked<DispatchSemaphore?>(nil)
-  /// Whether it says its writes wait for the disk (then the store never writes on the caller's thread).
-  let syncs: Bool
-
-  init(syncs: Bool = false) { self.syncs = syncs }
-
-  var syncsWrites: Bool { syncs }
 
   func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { try inner.load(log: log) }
   func saveBucket(_ bucket: BucketInfo) throws(StorageError) { try inner.saveBucket(bucket) }
@@ -160,10 +154,8 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for worker in 0..<8 { #expect(object.custom["w\(worker)"] == "4") }
   }
 
-  /// With a backend that syncs (`--fsync`), the write never holds the caller (a connection's
-  /// thread): it is handed to a worker.
   @Test func anUpdateStartedWithACompletionNeitherWaitsForItsWriteNorIsAnsweredBeforeIt() throws {
-    let backend = SlowCountingBackend(syncs: true)
+    let backend = SlowCountingBackend()
     let store = try ObjectStore(backend: backend)
     _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
     let gate = DispatchSemaphore(value: 0)
@@ -193,35 +185,6 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     #expect(backend.metadataCommits.load(ordering: .relaxed) == 2)
     let live = try store.metadata(bucket: "bkt", name: "hot")
     #expect(live.metageneration == 6 && live.custom["step"] == "4")
-  }
-
-  /// Without a sync, the change that starts a group is written on the caller's thread and
-  /// answered before `update` returns (no hand-off to a worker and back); with one, on a worker.
-  @Test(arguments: [false, true])
-  func aLoneChangeIsWrittenWhereItIsMadeUnlessTheBackendSyncs(fsync: Bool) throws {
-    let folder = TemporaryFolder()
-    defer { folder.cleanUp() }
-    let root = folder.url.appendingPathComponent("data")
-    let store = try ObjectStore(backend: FileBackend(root: root, fsync: fsync))
-    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
-    let caller = pthread_self()
-    let outcome = Locked<(onCaller: Bool, metageneration: Int64?)?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    var patch = MetadataPatch()
-    patch.customUpdates = ["v": "new"]
-    store.update(bucket: "bkt", name: "hot", patch: patch) { result in
-      outcome.withLock { $0 = (pthread_equal(caller, pthread_self()) != 0, (try? result.get())?.metageneration) }
-      done.signal()
-    }
-    let answeredBeforeReturn = outcome.withLock { $0 } != nil
-    #expect(done.wait(timeout: .now() + 10) == .success)
-    // (With a sync the worker may, rarely, finish before `update` returns: not asserted.)
-    if !fsync { #expect(answeredBeforeReturn) }
-    #expect(outcome.withLock { $0?.onCaller } == !fsync)
-    #expect(outcome.withLock { $0?.metageneration } == 2)
-    // Written before it was answered: a new store reads it from disk.
-    let reopened = try ObjectStore(backend: FileBackend(root: root))
-    #expect(try reopened.metadata(bucket: "bkt", name: "hot").custom["v"] == "new")
   }
 
   @Test func anUpdateOfAMissingObjectFailsThroughItsCompletion() throws {
