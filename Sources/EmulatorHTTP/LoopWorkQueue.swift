@@ -1,12 +1,12 @@
-import Foundation
+import EmulatorSupport
 
 /// The work handed to an event loop from other threads, and its stop flag: the part both loop
 /// implementations share. `wake` pokes the loop's wake-up descriptor; it is called under the
 /// lock and never after `stopped`, so it cannot reach a descriptor the stopped loop has closed.
 final class LoopWorkQueue: @unchecked Sendable {
   // Invariant: `pending` and `stopped` are touched only under `lock`.
-  /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
-  private let lock = NSLock()
+  /// A pthread mutex rather than `Mutex`: ThreadSanitizer understands it.
+  private let lock = PosixLock()
   private var pending: [@Sendable () -> Void] = []
   private var stopped = false
   private let wake: @Sendable () -> Void
@@ -44,9 +44,6 @@ final class LoopWorkQueue: @unchecked Sendable {
 
   /// Starts a loop's thread (1 MiB of stack: a loop's work is shallow).
   static func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-    let thread = Thread(block: body)
-    thread.name = name
-    thread.stackSize = 1 << 20
-    thread.start()
+    BackgroundThread.start(name: name, stackSize: 1 << 20, body)
   }
 }

@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -24,12 +23,12 @@ struct DurableFiles: Sendable {
   func makeDirectory(_ path: String) throws(StorageError) {
     var code = calls.makeDirectory(path)
     if code == ENOENT {
-      try makeDirectory((path as NSString).deletingLastPathComponent)
+      try makeDirectory(PathText.parent(path))
       code = calls.makeDirectory(path)
     }
     if code == EEXIST { return }
     guard code == 0 else { throw FileBackend.error("create a folder", code) }
-    syncDirectory((path as NSString).deletingLastPathComponent)
+    syncDirectory(PathText.parent(path))
   }
 
   /// Syncs a folder (with `fsync`; a folder that cannot be opened is left as it is).
@@ -75,7 +74,7 @@ struct DurableFiles: Sendable {
       if code == ENOENT {
         // The folder is gone (removed by hand): make it again.
         do throws(StorageError) {
-          try makeDirectory((path as NSString).deletingLastPathComponent)
+          try makeDirectory(PathText.parent(path))
           code = calls.rename(temp, path)
         } catch {
           calls.unlink(temp)
@@ -87,7 +86,7 @@ struct DurableFiles: Sendable {
         throw FileBackend.error("commit the record", code)
       }
     }
-    syncDirectory((path as NSString).deletingLastPathComponent)
+    syncDirectory(PathText.parent(path))
   }
 
   /// Copies everything from `source` to the file at `path`, 1 MiB at a time, synced with `fsync`

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -59,7 +59,7 @@ extension FileBackend {
     let journaled = journal.objects
     let removed = removedBuckets
     let path = snapshotPath
-    let thread = Thread {
+    BackgroundThread.start(stackSize: 1 << 20) {
       do {
         try IndexSnapshot.decodeObjects(
           opened,
@@ -73,8 +73,6 @@ extension FileBackend {
         batches.finish(failure: "index.snapshot could not be decoded (\(error))")
       }
     }
-    thread.stackSize = 1 << 20
-    thread.start()
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     // A long journal (many names to re-read, or many lines to parse: it grows with every write
     // until a clean stop) is folded into a new snapshot once the store is built.
@@ -141,7 +139,7 @@ extension FileBackend {
     if FileManager.default.fileExists(atPath: path) {
       do {
         let found = try readRecord(path, bucket: bucket)
-        keep = (dataPath(found) as NSString).lastPathComponent
+        keep = PathText.lastComponent(dataPath(found))
         object = found
       } catch {
         log("recovery: skipped the damaged record \(path.dropFirst(root.path.count + 1)): \(error)")

@@ -1,6 +1,6 @@
 import Crypto
+import Dispatch
 import EmulatorSupport
-import Foundation
 
 /// The start-up of a folder without a usable snapshot: every record is read, the shard folders
 /// two at a time (one per core), cleaning up what interrupted writes left.

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Objects with their keys (made on the producer's thread too), all in one bucket, in key order
 /// and not yet in the index.
@@ -15,7 +15,7 @@ public struct ObjectBatch: Sendable {
 ///
 /// Invariant: every `var` is touched only with `condition` locked.
 public final class ObjectBatches: @unchecked Sendable {
-  private let condition = NSCondition()
+  private let condition = PosixCondition()
   private var queue: [ObjectBatch] = []
   private var finished = false
   private var failure: String?
