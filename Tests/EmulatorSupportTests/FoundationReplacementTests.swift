@@ -54,9 +54,14 @@ import Testing
 
   @Test func pathComponentsMatchNSString() {
     #expect(PathText.parent("") == "" && PathText.lastComponent("") == "")
-    for path in ["/a/b", "/a/b/", "/a", "/", "b", "a/b", "/data/buckets/x/.obj.json", "a//b"] {
-      #expect(PathText.parent(path) == (path as NSString).deletingLastPathComponent, "\(path)")
-      #expect(PathText.lastComponent(path) == (path as NSString).lastPathComponent, "\(path)")
+    // NSString's answers, written out (corelibs' NSString path methods trap on some inputs).
+    let cases = [
+      ("/a/b", "/a", "b"), ("/a/b/", "/a", "b"), ("/a", "/", "a"), ("/", "/", "/"), ("b", "", "b"),
+      ("a/b", "a", "b"), ("/data/buckets/x/.obj.json", "/data/buckets/x", ".obj.json"),
+    ]
+    for (path, parent, last) in cases {
+      #expect(PathText.parent(path) == parent, "\(path)")
+      #expect(PathText.lastComponent(path) == last, "\(path)")
     }
   }
 

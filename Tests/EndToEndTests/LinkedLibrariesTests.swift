@@ -13,7 +13,9 @@ import Testing
   /// The folder the Swift runtime was loaded from in this process (the toolchain's or the
   /// runtime image's libraries).
   static func runtimeFolder() throws -> String {
-    let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+    // Read to the end: /proc reports a size of 0, which String(contentsOfFile:) trusts.
+    let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/maps"))
+    let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
     let line = try #require(maps.split(separator: "\n").first { $0.hasSuffix("/libswiftCore.so") })
     let path = try #require(line.split(separator: " ", omittingEmptySubsequences: true).last)
     return String(path.dropLast("/libswiftCore.so".count))
