@@ -48,7 +48,8 @@ let package = Package(
     .target(
       name: "EmulatorApp",
       dependencies: [
-        "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", .product(name: "Logging", package: "swift-log"),
+        "EmulatorAPI", "EmulatorHTTP", "EmulatorStorage", "EmulatorRules", "EmulatorSupport",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

@@ -1,6 +1,6 @@
 import EmulatorRules
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 /// Who a Firebase request says it is, from its `Authorization` header.
 ///
@@ -42,7 +42,7 @@ enum FirebaseCredentials: Equatable {
   }
 
   init(authorization: String?) {
-    guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+    guard let header = authorization?.trimmingWhitespace(), !header.isEmpty else {
       self = .user(.null)
       return
     }
@@ -55,7 +55,7 @@ enum FirebaseCredentials: Equatable {
       self = .user(.null)
       return
     }
-    self = .user(Self.decode(jwt: parts[1].trimmingCharacters(in: .whitespaces)))
+    self = .user(Self.decode(jwt: parts[1].trimmingWhitespace()))
   }
 
   /// `request.auth` for a JWT: the payload's claims, or `null`.

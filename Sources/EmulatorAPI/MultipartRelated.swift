@@ -1,5 +1,5 @@
 import EmulatorHTTP
-import Foundation
+import EmulatorSupport
 
 /// A `multipart/related` body (RFC 2387) as upload clients send it: CRLF or bare-LF line
 /// breaks, quoted or unquoted boundary, with or without a trailing line break.
@@ -106,8 +106,8 @@ struct MultipartRelated {
         if line.last == 13 { line = line.dropLast() }
         let text = String(decoding: line, as: UTF8.self)
         if let colon = text.firstIndex(of: ":") {
-          headers[text[..<colon].lowercased().trimmingCharacters(in: .whitespaces)] =
-            text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+          headers[text[..<colon].lowercased().trimmingWhitespace()] =
+            text[text.index(after: colon)...].trimmingWhitespace()
         }
         position = min(end + 1, body.count)
       }

@@ -1,6 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 /// Firebase's resumable protocol (X-Goog-Upload `start`, `upload`, `finalize`, `query`,
 /// `cancel`) and its download-token commands (PROTOCOL.md §6).
@@ -46,7 +46,7 @@ extension StorageAPI {
 
   static func commands(_ headers: HTTPHeaders) -> [String] {
     (headers["x-goog-upload-command"] ?? "").split(separator: ",").map {
-      $0.trimmingCharacters(in: .whitespaces).lowercased()
+      $0.trimmingWhitespace().lowercased()
     }.filter { !$0.isEmpty }
   }
 

@@ -1,7 +1,13 @@
 import EmulatorHTTP
 import EmulatorRules
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Security rules on the Firebase surface (`/v0`): reads are `get` and `list`, writes `create`
 /// (no object yet), `update` (the object exists: metadata PATCH and overwrite by upload) and
@@ -165,8 +171,8 @@ extension StorageAPI {
     switch source {
     case .bytes(let bytes): return Int64(bytes.count)
     case .file(let path):
-      let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-      return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+      var info = stat()
+      return SystemCall.retrying({ stat(path, &info) }) == 0 ? Int64(info.st_size) : 0
     }
   }
 }

@@ -1,7 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
 import EmulatorSupport
-import Foundation
 
 /// Signed URLs and V4 POST policy form uploads (docs/PROTOCOL.md "Signed URLs").
 extension StorageAPI {

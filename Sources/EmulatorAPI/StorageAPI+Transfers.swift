@@ -1,6 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 extension StorageAPI {
   // MARK: Downloads
@@ -83,7 +83,7 @@ extension StorageAPI {
   static func acceptsGzip(_ header: String?) -> Bool {
     guard let header else { return false }
     for item in header.split(separator: ",") {
-      let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+      let parts = item.split(separator: ";").map { $0.trimmingWhitespace().lowercased() }
       guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" else { continue }
       let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
       return quality > 0

@@ -1,6 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 import Synchronization
 
 /// Uploads (PROTOCOL.md §6): GCS `uploadType=media|multipart|resumable`, and the Firebase raw,
@@ -163,7 +163,7 @@ extension StorageAPI {
     if let text = document?["md5Hash"]?.stringValue { md5 = try decodeMD5(text) }
     if let text = document?["crc32c"]?.stringValue { crc = try decodeCRC(text) }
     for item in (header ?? "").split(separator: ",") {
-      let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+      let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
       guard pair.count == 2 else { continue }
       if pair[0] == "md5" { md5 = try decodeMD5(pair[1]) }
       if pair[0] == "crc32c" { crc = try decodeCRC(pair[1]) }

@@ -1,7 +1,7 @@
 import EmulatorHTTP
 import EmulatorRules
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 /// Limits the API applies on top of the HTTP layer's.
 public struct APILimits: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 import Logging
 
 #if canImport(Glibc)
@@ -146,6 +146,7 @@ public enum CommandLineTool {
 
   /// One unbuffered line on standard output (scripts wait for the ready line).
   private static func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { SystemCall.writeAll(STDOUT_FILENO, $0) }
   }
 }

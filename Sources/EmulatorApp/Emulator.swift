@@ -1,8 +1,9 @@
+import Dispatch
 import EmulatorAPI
 import EmulatorHTTP
 import EmulatorRules
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 import Logging
 
 /// A wired emulator: store, API and HTTP server. Made by `makeEmulator`, used by `main` and by
@@ -140,7 +141,7 @@ public func makeEmulator(
     log(
       "import: \(summary.objects) objects (\(SeedLoader.describe(bytes: summary.bytes))), \(summary.buckets) buckets, "
         + "\(summary.skipped) skipped, from \(directory) in "
-        + String(format: "%.2f s", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+        + DecimalText.fixed(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9, digits: 2) + " s")
   }
   if let seed = configuration.seedDirectory {
     _ = try SeedLoader(store: store, spoolDirectory: spool, log: log).load(from: seed)

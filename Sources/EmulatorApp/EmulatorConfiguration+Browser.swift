@@ -1,6 +1,6 @@
 import EmulatorAPI
 import EmulatorHTTP
-import Foundation
+import EmulatorSupport
 
 /// The browser policies' settings: allowed origins and Host names, from the config file
 /// (`cors_origins`, `allowed_hosts`), the environment (`STORAGE_EMULATOR_CORS_ORIGINS`,

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// One setting of the emulator as the three sources name it: config key `port`, environment
 /// variable `STORAGE_EMULATOR_PORT`, flag `--port`. The list `EmulatorConfiguration.options`
@@ -35,7 +35,7 @@ public struct ConfigOption: Sendable {
   ) {
     self.key = key
     self.kind = kind
-    self.flag = flag ?? "--" + key.replacingOccurrences(of: "_", with: "-")
+    self.flag = flag ?? "--" + key.replacing("_", with: "-")
     self.variable = variable ?? "STORAGE_EMULATOR_" + key.uppercased()
     self.valueName = valueName
     self.defaultText = defaultText
@@ -95,7 +95,7 @@ public struct ConfigOption: Sendable {
       default: throw ConfigurationError("must be true or false, got '\(text)'")
       }
     case .integer:
-      guard let number = ConfigFileParser.decimalInteger(text.trimmingCharacters(in: .whitespaces)) else {
+      guard let number = ConfigFileParser.decimalInteger(text.trimmingWhitespace()) else {
         throw ConfigurationError("must be a decimal integer that fits 64 bits, got '\(text)'")
       }
       return .integer(number)

@@ -1,6 +1,6 @@
 import EmulatorAPI
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 extension EmulatorConfiguration {
   /// Reads the configured signing keys; an unreadable or malformed one stops start-up with a

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Where settings come from, lowest to highest: defaults, the config file (`--config FILE` or
 /// `STORAGE_EMULATOR_CONFIG`), the environment (`STORAGE_EMULATOR_<KEY>`), flags. A higher source
@@ -127,7 +127,7 @@ extension EmulatorConfiguration {
     ]
     for option in options {
       var head =
-        "  " + (option.kind == .bool ? option.flag.replacingOccurrences(of: "--", with: "--[no-]") : option.flag)
+        "  " + (option.kind == .bool ? option.flag.replacing("--", with: "--[no-]") : option.flag)
       if !option.valueName.isEmpty { head += " " + option.valueName }
       var repeatable = ""
       if case .list(let accumulates) = option.kind { repeatable = accumulates ? " (repeatable, +)" : " (repeatable)" }

@@ -1,7 +1,7 @@
 import EmulatorAPI
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 import Logging
 
 /// Everything that can be configured. `EmulatorConfiguration.options` lists how each setting is

@@ -1,5 +1,5 @@
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -97,7 +97,7 @@ enum FirebaseExport {
       throw error
     } catch {
       try? FileManager.default.removeItem(atPath: staging)
-      throw StorageError.io("export to \(root) failed: \(error.localizedDescription)")
+      throw StorageError.io("export to \(root) failed: \(ErrorText.describe(error))")
     }
     return summary
   }
@@ -200,7 +200,7 @@ enum FirebaseExport {
     do {
       try Data(bytes).write(to: URL(fileURLWithPath: path))
     } catch {
-      throw StorageError.io("cannot write \(path): \(error.localizedDescription)")
+      throw StorageError.io("cannot write \(path): \(ErrorText.describe(error))")
     }
   }
 }

@@ -1,5 +1,5 @@
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -124,7 +124,7 @@ struct FirebaseImport {
     }
     // Exported on Windows: the first separator is `\`, and all of them are.
     if let separator = name.first(where: { $0 == "/" || $0 == "\\" }), separator == "\\" {
-      name = name.replacingOccurrences(of: "\\", with: "/")
+      name = name.replacing("\\", with: "/")
     }
     func integer(_ key: String) -> Int64? {
       switch document[key] {

@@ -1,4 +1,10 @@
-import Foundation
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// `storage-emulator health [--host H] [--port P]` (see `Health`): asks a running emulator for
 /// `GET /internal/health` and exits 0 when it answers 200, 1 otherwise. For Docker's
@@ -8,7 +14,8 @@ enum HealthCheck {
     var host = host
     if host == "localhost" || host == "0.0.0.0" { host = "127.0.0.1" }
     guard let status = status(host: host, port: port) else {
-      FileHandle.standardError.write(Data("storage-emulator health: no answer from \(host):\(port)\n".utf8))
+      let message = Array("storage-emulator health: no answer from \(host):\(port)\n".utf8)
+      _ = message.withUnsafeBytes { SystemCall.writeAll(STDERR_FILENO, $0) }
       return 1
     }
     print("storage-emulator health: \(status == 200 ? "ok" : "status \(status)")")

@@ -1,6 +1,6 @@
 import Dispatch
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 import Logging
 
 #if canImport(Glibc)

@@ -1,7 +1,8 @@
+import Dispatch
 import EmulatorAPI
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 /// The emulator's own operations beside the storage API: reset, health, info, export, import and
 /// seeding. Built before the HTTP server (its routes are part of the server's handler).
@@ -14,7 +15,7 @@ public final class Maintenance: Sendable {
   let startedAt = DispatchTime.now()
   let startedAtWallClock = Timestamp.nowMilliseconds()
   let log: @Sendable (String) -> Void
-  private let exportLock = NSLock()
+  private let exportLock = PosixLock()
 
   init(
     store: ObjectStore, sessions: UploadSessions, multipart: MultipartUploads? = nil,
@@ -87,7 +88,7 @@ public final class Maintenance: Sendable {
       let summary = try export(to: path)
       let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
       log(
-        "export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(String(format: "%.2f s", seconds))"
+        "export: \(summary.objects) objects, \(summary.buckets) buckets written to \(path) in \(DecimalText.fixed(seconds, digits: 2)) s"
       )
       return [("objects", Int64(summary.objects)), ("buckets", Int64(summary.buckets)), ("bytes", summary.bytes)]
     }
@@ -142,7 +143,7 @@ public final class Maintenance: Sendable {
     json.beginObject()
     json.string("name", "storage-emulator")
     json.string("version", CommandLineTool.version)
-    json.raw("uptimeSeconds", String(format: "%.3f", uptimeSeconds))
+    json.raw("uptimeSeconds", DecimalText.fixed(uptimeSeconds, digits: 3))
     json.timestamp("startedAt", milliseconds: startedAtWallClock)
     if let dataDirectory { json.string("dataDirectory", dataDirectory) } else { json.null("dataDirectory") }
     json.bool("inMemory", configuration.inMemory)

@@ -1,7 +1,13 @@
 import Dispatch
 import EmulatorRules
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Reads the security rules a configuration names (`--rules FILE`, or `storage` in a
 /// `firebase.json`), and reloads them when a file changes.

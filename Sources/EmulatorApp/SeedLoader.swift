@@ -1,5 +1,6 @@
+import Dispatch
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -37,8 +38,8 @@ struct SeedLoader {
   var progressEvery: Double = 2
 
   func load(from root: String) throws(StorageError) -> Summary {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+    var info = stat()  // stat, not lstat: a link to a folder is a folder here
+    guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
       throw StorageError.invalid("--seed: '\(root)' is not a folder")
     }
     let started = DispatchTime.now().uptimeNanoseconds
@@ -82,7 +83,7 @@ struct SeedLoader {
     log(
       "seed: \(summary.loaded) objects loaded, \(summary.unchanged) unchanged, \(summary.skipped) skipped "
         + "(\(Self.describe(bytes: summary.bytes)), \(summary.buckets) buckets) from \(root) in "
-        + String(format: "%.2f s", seconds))
+        + DecimalText.fixed(seconds, digits: 2) + " s")
     return summary
   }
 
@@ -180,7 +181,7 @@ struct SeedLoader {
     do {
       try FileManager.default.copyItem(atPath: file, toPath: copy)
     } catch {
-      throw StorageError.io("cannot copy \(file): \(error.localizedDescription)")
+      throw StorageError.io("cannot copy \(file): \(ErrorText.describe(error))")
     }
     return .file(copy)
   }
@@ -197,13 +198,18 @@ struct SeedLoader {
   }
 
   static func md5(of path: String) throws(StorageError) -> [UInt8] {
-    guard let handle = FileHandle(forReadingAtPath: path) else { throw StorageError.io("cannot read \(path)") }
-    defer { try? handle.close() }
+    let fd = SystemCall.retrying { open(path, O_RDONLY | O_CLOEXEC) }
+    guard fd >= 0 else { throw StorageError.io("cannot read \(path)") }
+    defer { _ = close(fd) }
     var digester = Digester()
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
-      let chunk = handle.readData(ofLength: 1 << 20)
-      if chunk.isEmpty { break }
-      chunk.withUnsafeBytes { digester.update($0) }
+      let count = chunk.withUnsafeMutableBytes { buffer in
+        SystemCall.retrying { read(fd, buffer.baseAddress, buffer.count) }
+      }
+      guard count >= 0 else { throw StorageError.io("cannot read \(path)") }
+      if count == 0 { break }
+      chunk.withUnsafeBytes { digester.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
     return digester.finalize().md5
   }
@@ -221,6 +227,6 @@ struct SeedLoader {
       value /= 1024
       unit += 1
     }
-    return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+    return unit == 0 ? "\(bytes) B" : DecimalText.fixed(value, digits: 1) + " " + units[unit]
   }
 }

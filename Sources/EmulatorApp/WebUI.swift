@@ -1,6 +1,7 @@
 import EmulatorAPI
 import EmulatorHTTP
 import EmulatorStorage
+import EmulatorSupport
 
 /// The web UI at `/ui/`: one page (HTML, CSS and JavaScript kept in this binary, no framework)
 /// that uses the storage API itself (GCS JSON API for lists, uploads, PATCH, DELETE) plus two
@@ -53,7 +54,7 @@ struct WebUI {
   static func wantsHTML(_ accept: String?) -> Bool {
     guard let accept else { return false }
     return accept.split(separator: ",").contains { part in
-      let type = part.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+      let type = part.split(separator: ";").first?.trimmingWhitespace().lowercased()
       return type == "text/html" || type == "application/xhtml+xml"
     }
   }

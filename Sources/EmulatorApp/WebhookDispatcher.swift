@@ -1,7 +1,13 @@
 import Dispatch
 import EmulatorAPI
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// `--webhook URL`: every change of the store is POSTed to the URL as a CloudEvent in structured
 /// JSON mode (`Content-Type: application/cloudevents+json`), with the GCS object resource as

@@ -1,6 +1,5 @@
 #if canImport(Glibc)
   import CEpoll
-  import Foundation
   import Glibc
 
   /// One thread waiting on one epoll set (Linux; the default there).

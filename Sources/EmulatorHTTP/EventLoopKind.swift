@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Which event loop serves the connections.
 public enum EventLoopKind: Sendable, Equatable, CustomStringConvertible {

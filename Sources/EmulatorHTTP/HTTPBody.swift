@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 import Synchronization
 
 #if canImport(Glibc)

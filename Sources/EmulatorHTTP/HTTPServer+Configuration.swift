@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// How the server listens and how many resources it may take.
 public struct HTTPServerConfiguration: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import EmulatorSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -27,8 +27,8 @@ public final class HTTPServer: @unchecked Sendable {
   private let lanes: [DispatchQueue]
   private let nextLane = Atomic<Int>(0)
   private let nextConnectionID = Atomic<Int>(0)
-  /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
-  private let lock = NSLock()
+  /// A pthread mutex rather than `Mutex`: ThreadSanitizer understands it.
+  private let lock = PosixLock()
   private var listener: DispatchSourceRead?
   private var listenerFD: Int32 = -1
   private var listenerSuspended = false

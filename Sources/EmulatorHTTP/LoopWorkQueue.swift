@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -12,8 +12,8 @@ import Foundation
 final class LoopWorkQueue: @unchecked Sendable {
   // Invariant: `pending` and `stopped` are touched only under `lock`; `running` only on the
   // loop's thread; `thread` is written once, on the loop's thread, before it runs any work.
-  /// An NSLock (pthread mutex) rather than `Mutex`: ThreadSanitizer understands it.
-  private let lock = NSLock()
+  /// A pthread mutex rather than `Mutex`: ThreadSanitizer understands it.
+  private let lock = PosixLock()
   private var pending: [@Sendable () -> Void] = []
   private var stopped = false
   private let wake: @Sendable () -> Void
@@ -60,12 +60,9 @@ final class LoopWorkQueue: @unchecked Sendable {
 
   /// Starts a loop's thread (1 MiB of stack: a loop's work is shallow).
   func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-    let thread = Thread { [self] in
+    BackgroundThread.start(name: name, stackSize: 1 << 20) { [self] in
       self.thread = pthread_self()
       body()
     }
-    thread.name = name
-    thread.stackSize = 1 << 20
-    thread.start()
   }
 }

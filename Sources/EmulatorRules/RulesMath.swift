@@ -1,8 +1,20 @@
-import Foundation
+import EmulatorSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Numeric helpers: power, great-circle distance, CRC-32 variants, base64 and hex.
 enum RulesMath {
-  static func pow(_ base: Double, _ exponent: Double) -> Double { Foundation.pow(base, exponent) }
+  static func pow(_ base: Double, _ exponent: Double) -> Double {
+    #if canImport(Glibc)
+      Glibc.pow(base, exponent)
+    #elseif canImport(Darwin)
+      Darwin.pow(base, exponent)
+    #endif
+  }
 
   /// Metres between two points on a sphere of the Earth's mean radius (haversine).
   static func distance(_ lat1: Double, _ lng1: Double, _ lat2: Double, _ lng2: Double) -> Double {

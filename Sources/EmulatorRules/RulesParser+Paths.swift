@@ -66,7 +66,7 @@ extension RulesParser {
         parts.append(.expression(expression))
         rest = rest[rest.index(after: end)...]
       } else {
-        let end = rest.range(of: "$(")?.lowerBound ?? rest.endIndex
+        let end = rest.firstRange(of: "$(")?.lowerBound ?? rest.endIndex
         parts.append(.text(String(rest[..<end])))
         rest = rest[end...]
       }

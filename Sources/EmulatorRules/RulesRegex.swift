@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// The RE2 subset rules use (`matches`, `split`, `replace`), run as a Thompson NFA (Pike VM):
 /// time is linear in the text times the program size, whatever the pattern, so a pattern cannot
@@ -41,7 +41,7 @@ struct RulesRegex: Sendable {
 
   // MARK: Cache
 
-  private static let cache = NSLockedCache()
+  private static let cache = RegexCache()
 
   /// A compiled pattern, from a small process-wide cache (rules repeat the same few patterns).
   static func cached(_ pattern: String) throws(RulesFailure) -> RulesRegex {
@@ -157,8 +157,8 @@ struct RulesRegex: Sendable {
       output.append(contentsOf: scalars[copied..<found.lowerBound])
       let matched = Self.string(scalars[found])
       output.append(
-        contentsOf: replacement.replacingOccurrences(of: "$0", with: matched)
-          .replacingOccurrences(of: "\\0", with: matched).unicodeScalars.map(\.value))
+        contentsOf: replacement.replacing("$0", with: matched)
+          .replacing("\\0", with: matched).unicodeScalars.map(\.value))
       copied = found.upperBound
       if found.isEmpty {
         if found.upperBound < scalars.count { output.append(scalars[found.upperBound]) }
@@ -181,9 +181,9 @@ struct RulesRegex: Sendable {
 }
 
 /// A bounded pattern → program cache behind a lock.
-final class NSLockedCache: @unchecked Sendable {
+final class RegexCache: @unchecked Sendable {
   // Invariant: `entries` is only touched with `lock` held.
-  private let lock = NSLock()
+  private let lock = PosixLock()
   private var entries: [String: RulesRegex] = [:]
 
   func get(_ key: String) -> RulesRegex? {

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// One rules file to load: its name (for error messages), its text, and the bucket it is for
 /// (nil: every bucket).
@@ -18,7 +18,7 @@ public struct RulesFile: Sendable, Equatable {
 /// allowed, and callers skip evaluation altogether.
 public final class RulesRegistry: @unchecked Sendable {
   // Invariant: `state` is only read or written with `lock` held.
-  private let lock = NSLock()
+  private let lock = PosixLock()
   private var state = State()
 
   struct State {

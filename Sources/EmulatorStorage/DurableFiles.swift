@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -42,7 +41,7 @@ struct DurableFiles: Sendable {
     return 0
   }
 
-  static func parent(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
+  static func parent(_ path: String) -> String { PathText.parent(path) }
 
   /// `rename`; when the target's folder is missing (not made yet, or removed by hand) it is made
   /// and the rename tried again, so a write costs no `mkdir` while its folder exists. 0 or errno.

@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,5 @@
 import EmulatorSupport
-import Foundation
+import Dispatch
 
 #if canImport(Glibc)
   import Glibc
@@ -60,7 +60,7 @@ extension FileBackend {
     let removed = removedBuckets
     let path = snapshotPath
     let large = opened.buckets.reduce(0) { $0 + $1.count } >= 10_000
-    let thread = Thread {
+    BackgroundThread.start(stackSize: 1 << 20) {
       let began = DispatchTime.now().uptimeNanoseconds
       do {
         try IndexSnapshot.decodeObjects(
@@ -79,9 +79,7 @@ extension FileBackend {
         batches.finish(failure: "index.snapshot could not be decoded (\(error))")
       }
     }
-    thread.stackSize = 1 << 20
-    thread.start()
-    let replay = Thread { [self] in
+    BackgroundThread.start(stackSize: 1 << 20) { [self] in
       let began = DispatchTime.now().uptimeNanoseconds
       replayJournal(replayed, into: batches)
       if replayed.count >= 1_000 {
@@ -90,8 +88,6 @@ extension FileBackend {
       }
       batches.finish()
     }
-    replay.stackSize = 1 << 20
-    replay.start()
     loadKind.withLock { $0 = .snapshot(replayed: journal.objects.count + journal.buckets.count) }
     // A long journal (many names to re-read, or many lines to parse: it grows with every write
     // until a clean stop) is folded into a new snapshot once the store is built.

@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -51,7 +50,7 @@ extension FileBackend {
     do {
       try FileManager.default.removeItem(atPath: dir)
     } catch {
-      throw StorageError.io("cannot remove the bucket folder: \(error.localizedDescription)")
+      throw StorageError.io("cannot remove the bucket folder: \(ErrorText.describe(error))")
     }
     files.syncDirectory(bucketsDir.path)
   }
@@ -108,7 +107,7 @@ extension FileBackend {
     let record = recordPath(object)
     let code = files.calls.unlink(record)
     guard code == 0 || code == ENOENT else { throw Self.error("delete the object", code) }
-    files.syncDirectory((record as NSString).deletingLastPathComponent)
+    files.syncDirectory(PathText.parent(record))
     files.calls.unlink(dataPath(object))
   }
 }

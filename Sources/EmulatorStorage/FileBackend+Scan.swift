@@ -1,6 +1,6 @@
 import Crypto
+import Dispatch
 import EmulatorSupport
-import Foundation
 
 /// The start-up of a folder without a usable snapshot: every record is read, the shard folders
 /// several at a time (`readThreads`), cleaning up what interrupted writes left.

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -19,12 +20,10 @@ extension FileBackend {
     let group = DispatchGroup()
     for worker in 0..<count {
       group.enter()
-      let thread = Thread {
+      BackgroundThread.start(stackSize: 1 << 20) {
         body(worker)
         group.leave()
       }
-      thread.stackSize = 1 << 20
-      thread.start()
     }
     group.wait()
   }

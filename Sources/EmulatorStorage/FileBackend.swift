@@ -1,7 +1,6 @@
 import CFiles
 import Crypto
 import EmulatorSupport
-import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -99,7 +98,7 @@ public final class FileBackend: StorageBackend {
     if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
       guard existing == Self.formatLine else {
         throw StorageError.io(
-          "the data folder holds format '\(existing.trimmingCharacters(in: .whitespacesAndNewlines))', this version reads '\(Self.formatLine.trimmingCharacters(in: .whitespacesAndNewlines))'"
+          "the data folder holds format '\(existing.trimmingWhitespaceAndNewlines())', this version reads '\(Self.formatLine.trimmingWhitespaceAndNewlines())'"
         )
       }
     } else {

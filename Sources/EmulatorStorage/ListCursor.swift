@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Where a page ended. Encoded as an opaque, URL-safe token (base64url of a tag byte and the name).
 enum ListCursor {
@@ -8,7 +8,7 @@ enum ListCursor {
   case afterVersion([UInt8], generation: Int64)
 
   init?(token: String) {
-    var text = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    var text = token.replacing("-", with: "+").replacing("_", with: "/")
     while text.count % 4 != 0 { text += "=" }
     guard let data = Data(base64Encoded: text), let tag = data.first else { return nil }
     let rest = Array(data.dropFirst())
@@ -38,8 +38,8 @@ enum ListCursor {
       let value = UInt64(bitPattern: generation)
       bytes = [3] + (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } + key
     }
-    return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    return Data(bytes).base64EncodedString().replacing("+", with: "-")
+      .replacing("/", with: "_").replacing("=", with: "")
   }
 
   /// The index of the first key after this cursor.

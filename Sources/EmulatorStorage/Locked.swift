@@ -1,14 +1,15 @@
-import Foundation
+import Dispatch
+import EmulatorSupport
 
-/// A value behind an `NSLock`, with the `withLock` shape of `Synchronization.Mutex`.
+/// A value behind a `PosixLock` (a pthread mutex), with the `withLock` shape of `Synchronization.Mutex`.
 ///
 /// Used instead of `Mutex` for shared state: ThreadSanitizer understands pthread mutexes (which
-/// `NSLock` is) but not `Mutex`'s futex, so with `Mutex` every access it guards is reported as a
+/// `PosixLock` is) but not `Mutex`'s futex, so with `Mutex` every access it guards is reported as a
 /// race and `scripts/sanitizers` could not tell real races from those. Uncontended, the two cost
 /// about the same here.
 public final class Locked<Value: Sendable>: @unchecked Sendable {
   // Invariant: `value` is touched only while `lock` is held.
-  private let lock = NSLock()
+  private let lock = PosixLock()
   private var value: Value
 
   public init(_ value: Value) {

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Keeps everything in memory: for throwaway test runs (`--in-memory`) and fast unit tests.
 public final class MemoryBackend: StorageBackend {

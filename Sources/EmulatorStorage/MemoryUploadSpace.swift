@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// An `UploadSpace` in memory (`MemoryBackend`): no file is ever opened, except a spooled body
 /// handed to `adopt` or `append(file:)` (with `--in-memory` the server spools nothing).

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// The writable scalar fields.
 public enum WritableField: String, CaseIterable, Sendable {
@@ -120,7 +120,7 @@ public struct MetadataPatch: Sendable, Equatable {
             "Custom metadata value for key '\(key)' must be a string, number, boolean or null.")
         }
         if key == Self.tokensKey {
-          let list = (text ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+          let list = (text ?? "").split(separator: ",").map { $0.trimmingWhitespace() }
             .filter { !$0.isEmpty }
           if options.tokensInCustomMetadata {
             tokens = .replace(list)

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 extension MultipartUploads {
   /// Reads the uploads kept in the space: damaged and expired uploads are removed with their

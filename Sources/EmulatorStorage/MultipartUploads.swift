@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -57,7 +56,7 @@ public final class MultipartUploads: Sendable {
   public let ttlSeconds: Int
   let uploads = Locked<[String: Upload]>([:])
   /// Serialises the writes of one part number of one upload (striped).
-  private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
+  private let locks: [PosixLock] = (0..<64).map { _ in PosixLock() }
   let log: @Sendable (String) -> Void
   let sweeper = PeriodicSweep()
 
@@ -93,7 +92,7 @@ public final class MultipartUploads: Sendable {
     throws(StorageError) -> Upload
   {
     try Naming.validateObjectName(name)
-    let id = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+    let id = (0..<4).map { _ in Hex.padded(UInt32.random(in: 0...UInt32.max), width: 8) }.joined()
     let upload = Upload(id: id, bucket: bucket, name: name, patch: patch, initiated: now)
     if !reserve(upload) {
       sweep(now: now)

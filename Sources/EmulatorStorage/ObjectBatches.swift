@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Objects with their keys (made on the producer's thread too), not yet in the index: either all
 /// in one bucket, in key order and after the previous batch's (`inOrder`, the snapshot's), or in
@@ -26,7 +26,7 @@ public struct ObjectBatch: Sendable {
 ///
 /// Invariant: every `var` is touched only with `condition` locked.
 public final class ObjectBatches: @unchecked Sendable {
-  private let condition = NSCondition()
+  private let condition = PosixCondition()
   private var queue: [ObjectBatch] = []
   /// Producers that have called `finish`, of `producers`.
   private var finished = 0

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// The on-disk form of `ObjectMetadata` (format version 1): one small JSON document per object.
 /// int64s are strings; times are milliseconds since the epoch; hashes are base64.

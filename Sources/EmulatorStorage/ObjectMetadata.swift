@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Everything stored about one object besides its bytes.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Listing: a page of a bucket in name order (UTF-8 byte order), from the sorted index.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc

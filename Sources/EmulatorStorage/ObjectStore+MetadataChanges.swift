@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import EmulatorSupport
 
 /// Metadata changes (PATCH, PUT, download tokens): checked and applied in order under the object's
 /// stripe, then written as a group (see `WriteStripe`).

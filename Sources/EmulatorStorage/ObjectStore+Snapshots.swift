@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -45,12 +45,10 @@ extension ObjectStore {
       return true
     }
     guard start else { return }
-    let thread = Thread { [self] in
+    BackgroundThread.start(stackSize: 1 << 20) { [self] in
       saveSnapshotWhileWriting(begun: begun)
       writes.withLock { $0.snapshotting = false }
     }
-    thread.stackSize = 1 << 20
-    thread.start()
   }
 
   private func saveSnapshotWhileWriting(begun: UInt64?) {

@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import Dispatch
+import EmulatorSupport
 import Synchronization
 
 #if canImport(Glibc)

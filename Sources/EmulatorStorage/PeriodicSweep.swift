@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import EmulatorSupport
 
 /// Runs an action on a Dispatch timer until `stop`: the expiry sweeps of upload sessions and
 /// XML multipart uploads.

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// Conditions a request puts on the object's current state (PROTOCOL.md §4).
 public struct Preconditions: Sendable, Equatable {
@@ -82,7 +82,7 @@ public struct Preconditions: Sendable, Equatable {
 
   private static func matches(_ tags: [String], _ etag: String) -> Bool {
     tags.contains { tag in
-      var tag = tag.trimmingCharacters(in: .whitespaces)
+      var tag = tag.trimmingWhitespace()
       if tag == "*" { return true }
       if tag.hasPrefix("W/") { tag.removeFirst(2) }
       if tag.count >= 2 && tag.hasPrefix("\"") && tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// A resumable upload in progress (GCS `uploadType=resumable` or Firebase X-Goog-Upload).
 public struct UploadSession: Sendable, Equatable {

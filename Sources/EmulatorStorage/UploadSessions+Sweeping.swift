@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 extension UploadSessions {
   /// Removes every session untouched for `ttlSeconds` before `now`, with its files; returns

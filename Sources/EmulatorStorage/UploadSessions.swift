@@ -1,5 +1,4 @@
 import EmulatorSupport
-import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -41,7 +40,7 @@ public final class UploadSessions: Sendable {
   public let space: any UploadSpace
   public let options: Options
   let sessions = Locked(Table())
-  private let locks: [NSLock] = (0..<64).map { _ in NSLock() }
+  private let locks: [PosixLock] = (0..<64).map { _ in PosixLock() }
   let log: @Sendable (String) -> Void
   let sweeper = PeriodicSweep()
 
@@ -103,7 +102,7 @@ public final class UploadSessions: Sendable {
 
   deinit { stopSweeping() }
 
-  func lock(_ id: String) -> NSLock {
+  func lock(_ id: String) -> PosixLock {
     var hasher = Hasher()
     hasher.combine(id)
     return locks[Int(UInt(bitPattern: hasher.finalize()) % UInt(locks.count))]
@@ -123,7 +122,7 @@ public final class UploadSessions: Sendable {
     -> UploadSession
   {
     var session = template
-    session.id = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+    session.id = (0..<4).map { _ in Hex.padded(UInt32.random(in: 0...UInt32.max), width: 8) }.joined()
     session.state = .active
     session.received = 0
     session.created = now

@@ -1,4 +1,4 @@
-import Foundation
+import EmulatorSupport
 
 /// A lock shared by the objects whose names hash to it, and the metadata writes of those objects
 /// that are being committed as groups.
@@ -43,7 +43,7 @@ final class WriteStripe: @unchecked Sendable {
     }
   }
 
-  let condition = NSCondition()
+  let condition = PosixCondition()
   var groups: [Key: MetadataGroup] = [:]
 
   func lock() { condition.lock() }

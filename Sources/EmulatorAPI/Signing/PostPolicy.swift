@@ -1,6 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
-import Foundation
+import EmulatorSupport
 
 /// A V4 POST policy form upload (`multipart/form-data` POST to `/<bucket>`): the form's fields,
 /// the policy document's conditions, and their check.
@@ -77,7 +77,7 @@ struct PostPolicyForm {
   /// The object name: the `key` field, with `${filename}` replaced by the file's name.
   func objectName() throws(SignedURLError) -> String {
     let key = try required("key")
-    return key.replacingOccurrences(of: "${filename}", with: fileName ?? "")
+    return key.replacing("${filename}", with: fileName ?? "")
   }
 
   /// Checks the decoded policy document: not expired, each condition met, and every form field

@@ -2,7 +2,6 @@ import Crypto
 import EmulatorHTTP
 import EmulatorStorage
 import EmulatorSupport
-import Foundation
 import _CryptoExtras
 
 /// Checks GCS signed URLs: V4 (`X-Goog-Algorithm` `GOOG4-RSA-SHA256` or `GOOG4-HMAC-SHA256`) and V2
@@ -214,7 +213,7 @@ public struct SignedURLVerifier: Sendable {
     }
     if now > expires { throw .expired("Request has expired: the URL expired at \(expiresText) (seconds since 1970).") }
     // A `+` of the base64 signature may arrive unescaped and so be read as a space.
-    let signatureText = try query.required("Signature").replacingOccurrences(of: " ", with: "+")
+    let signatureText = try query.required("Signature").replacing(" ", with: "+")
     guard let signature = Data(base64Encoded: signatureText) else {
       throw .invalid("Signature must be base64.")
     }
@@ -254,7 +253,7 @@ public struct SignedURLVerifier: Sendable {
       "GoogleAccessId", "Expires", "Signature", "generation", "response-content-type", "response-content-disposition",
     ]
     let rest = query.pairs.filter { !unsigned.contains($0.name) }
-      .map { (name: $0.name.lowercased(), value: $0.value.trimmingCharacters(in: .whitespaces)) }
+      .map { (name: $0.name.lowercased(), value: $0.value.trimmingWhitespace()) }
       .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
       .map { formEncode($0.name) + "=" + formEncode($0.value) }
       .joined(separator: "&")
@@ -300,7 +299,7 @@ public struct SignedURLVerifier: Sendable {
 
   /// `application/x-www-form-urlencoded` as Python's `urlencode` writes it (`quote_plus`).
   static func formEncode(_ text: String) -> String {
-    encode(text, keepSlash: false).replacingOccurrences(of: "%20", with: "+")
+    encode(text, keepSlash: false).replacing("%20", with: "+")
   }
 
   static func hexDigit(_ byte: UInt8) -> String {
@@ -343,7 +342,7 @@ struct QueryPairs: Sendable {
   }
 
   func required(_ name: String) throws(SignedURLError) -> String {
-    let matches = pairs.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    let matches = pairs.filter { $0.name.lowercased() == name.lowercased() }
     guard let match = matches.first, !match.value.isEmpty else {
       throw .invalid("The signed URL has no \(name) parameter.")
     }

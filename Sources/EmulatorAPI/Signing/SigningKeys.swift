@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import EmulatorStorage
+import EmulatorSupport
 import _CryptoExtras
 
 /// The keys signed URLs and POST policies are verified with: RSA public keys (V4
@@ -25,16 +26,15 @@ public struct SigningKeys: Sendable {
   /// `CERTIFICATE` (its subject public key), or a service-account JSON key file (the public half
   /// of its `private_key`, with its `client_email`). `source` names it in errors.
   public mutating func addRSA(_ text: String, source: String) throws(SigningKeyError) {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = text.trimmingWhitespaceAndNewlines()
     if trimmed.hasPrefix("{") {
-      guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String: Any],
-        let pem = object["private_key"] as? String
+      guard let object = try? JSONValue.parse(Array(trimmed.utf8)), let pem = object["private_key"]?.stringValue
       else {
         throw SigningKeyError("\(source): a JSON key must be a service-account key file with a 'private_key'.")
       }
       do {
         let key = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
-        rsa.append(RSAKey(email: object["client_email"] as? String, key: key.publicKey))
+        rsa.append(RSAKey(email: object["client_email"]?.stringValue, key: key.publicKey))
       } catch {
         throw SigningKeyError("\(source): its private_key is not an RSA key of 2048 bits or more (\(error)).")
       }
@@ -71,8 +71,8 @@ public struct SigningKeys: Sendable {
   }
 
   static func pemBody(_ text: String, label: String) -> [UInt8]? {
-    guard let begin = text.range(of: "-----BEGIN \(label)-----"),
-      let end = text.range(of: "-----END \(label)-----", range: begin.upperBound..<text.endIndex)
+    guard let begin = text.firstRange(of: "-----BEGIN \(label)-----"),
+      let end = text[begin.upperBound...].firstRange(of: "-----END \(label)-----")
     else { return nil }
     let base64 = text[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
     return Data(base64Encoded: String(base64)).map { Array($0) }

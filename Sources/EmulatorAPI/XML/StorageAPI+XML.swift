@@ -1,7 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
 import EmulatorSupport
-import Foundation
 
 /// The XML API (PROTOCOL.md, "XML API"): objects at `/<bucket>/<object>` or on a virtual host,
 /// answered with GCS's headers and XML documents. It shares the store, limits and name rules of
@@ -117,7 +116,7 @@ extension StorageAPI {
   /// component count.
   static func xmlETag(_ object: ObjectMetadata) -> String {
     if let md5 = object.md5 { return "\"" + Hex.encode(md5) + "\"" }
-    return "\"" + String(format: "%08x", object.crc32c) + "-\(object.componentCount ?? 1)\""
+    return "\"" + Hex.padded(object.crc32c, width: 8) + "-\(object.componentCount ?? 1)\""
   }
 
 

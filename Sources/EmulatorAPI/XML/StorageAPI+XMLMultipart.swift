@@ -1,7 +1,6 @@
 import EmulatorHTTP
 import EmulatorStorage
 import EmulatorSupport
-import Foundation
 
 /// XML multipart uploads: initiate (`POST ?uploads`), upload part (`PUT ?partNumber&uploadId`),
 /// list parts (`GET ?uploadId`), complete (`POST ?uploadId` with a CompleteMultipartUpload
@@ -119,8 +118,7 @@ enum XMLCompleteDocument {
       }
       var md5: [UInt8]?
       if var tag = text(of: "ETag", in: element) {
-        tag = tag.replacingOccurrences(of: "&quot;", with: "\"").trimmingCharacters(
-          in: CharacterSet(charactersIn: "\" "))
+        tag = tag.replacing("&quot;", with: "\"").trimmingScalars(where: { $0 == "\"" || $0 == " " })
         guard let bytes = Hex.decode(tag), bytes.count == 16 else {
           throw XMLError(400, "InvalidPart", "The ETag of part \(number) is not one this emulator gave out.")
         }
@@ -137,8 +135,7 @@ enum XMLCompleteDocument {
     guard let start = find(open, in: element, from: 0),
       let end = find(Array("</\(tag)>".utf8), in: element, from: start + open.count)
     else { return nil }
-    return String(decoding: element[(start + open.count)..<end], as: UTF8.self).trimmingCharacters(
-      in: .whitespacesAndNewlines)
+    return String(decoding: element[(start + open.count)..<end], as: UTF8.self).trimmingWhitespaceAndNewlines()
   }
 
   private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
