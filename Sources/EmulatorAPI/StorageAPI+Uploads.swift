@@ -1,3 +1,4 @@
+import Dispatch
 import EmulatorHTTP
 import EmulatorStorage
 import EmulatorSupport
