@@ -22,12 +22,13 @@ let package = Package(
     .target(name: "CEpoll"),
     // renameat2(RENAME_EXCHANGE), which Glibc does not expose to Swift either.
     .target(name: "CFiles"),
+    .target(name: "CChecksum"),
     // HTTP/1.1 over POSIX sockets, epoll and Dispatch. Knows nothing of storage.
     .target(name: "EmulatorHTTP", dependencies: ["CEpoll", "EmulatorSupport"]),
     // Object model, update and precondition rules, on-disk and in-memory stores. Knows nothing of HTTP.
     .target(
       name: "EmulatorStorage",
-      dependencies: ["CFiles", "EmulatorSupport", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["CChecksum", "CFiles", "EmulatorSupport", .product(name: "Crypto", package: "swift-crypto")]
     ),
     // The system zlib (zlib1g-dev), to decompress gzip objects for clients that do not accept gzip.
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),

@@ -317,9 +317,9 @@ extension StorageAPI {
     let upload = ObjectStore.Upload(
       patch: patch, expectedMD5: hashes.md5 ?? fromDocument.md5, expectedCRC32C: hashes.crc ?? fromDocument.crc,
       createDownloadToken: session.firebase, createsBucket: session.firebase || limits.lenientBuckets)
-    let object = try sessions.complete(session.id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+    let object = try sessions.complete(session.id) { data, digest throws(StorageError) -> ObjectMetadata in
       try store.insert(
-        bucket: session.bucket, name: session.name, source: data, upload: upload,
+        bucket: session.bucket, name: session.name, source: data, digest: digest, upload: upload,
         conditions: session.conditions)
     }
     var response = context.object(object)

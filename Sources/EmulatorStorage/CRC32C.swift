@@ -1,5 +1,9 @@
+import CChecksum
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as Cloud Storage computes it.
-/// Slicing-by-8 tables: about 1 byte per cycle without hardware instructions.
+/// With the processor's CRC32C instruction where there is one (`CChecksum`: SSE4.2 on x86-64,
+/// the CRC extension on arm64), several GB/s; otherwise slicing-by-8 tables, about 1 byte per
+/// cycle (it was a seventh of a 100 MiB upload's CPU).
 public struct CRC32C: Sendable {
   public private(set) var value: UInt32 = 0
 
@@ -16,6 +20,17 @@ public struct CRC32C: Sendable {
   }
 
   public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+    var state = ~value
+    if cchecksum_crc32c(&state, base, buffer.count) == 1 {
+      value = ~state
+      return
+    }
+    updateWithTables(buffer)
+  }
+
+  /// The portable path (also what the tests hold the instruction's results against).
+  mutating func updateWithTables(_ buffer: UnsafeRawBufferPointer) {
     var crc = ~value
     var index = 0
     let count = buffer.count

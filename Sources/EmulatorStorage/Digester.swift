@@ -1,7 +1,7 @@
 import Crypto
 
 /// Streaming digests, shared by the backends.
-public struct Digester {
+public struct Digester: Sendable {
   private var md5 = Insecure.MD5()
   private var crc = CRC32C()
 

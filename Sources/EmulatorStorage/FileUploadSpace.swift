@@ -1,3 +1,4 @@
+import CFiles
 import EmulatorSupport
 
 #if canImport(Glibc)
@@ -118,7 +119,11 @@ public struct FileUploadSpace: UploadSpace {
       throw FileBackend.error("read the chunk", errno)
     }
     var written: Int64 = 0
-    try appending(to: target) { out throws(StorageError) in
+    // Not `O_APPEND` (an in-kernel copy refuses such a target): the session's lock makes this the
+    // only writer, and the copy starts at the end.
+    try appending(to: target, flags: O_WRONLY) { out throws(StorageError) in
+      guard SystemCall.retrying({ lseek(out, 0, SEEK_END) }) >= 0 else { throw FileBackend.error("store the chunk", errno) }
+      if try Self.copyInKernel(from: source, to: out, written: &written) { return }
       try DurableFiles.readChunks(of: source, failure: "read the chunk") { chunk throws(StorageError) in
         let code = files.calls.write(out, chunk, path: target)
         if code != 0 { throw FileBackend.error("store the chunk", code) }
@@ -128,15 +133,44 @@ public struct FileUploadSpace: UploadSpace {
     return written
   }
 
-  /// Opens `target` for appending, runs `body` with it, then (with `fsync`) syncs it.
-  private func appending(to target: String, _ body: (Int32) throws(StorageError) -> Void) throws(StorageError) {
-    let out = files.calls.openForAppend(target)
+  /// Opens `target` for appending, runs `body` with it, then (with `fsync`) syncs it. When any
+  /// step fails the file is cut back to its size before: a chunk is appended whole or not at
+  /// all (a full disk half-way through must not leave bytes the session does not count, which
+  /// the next chunk would land after).
+  private func appending(
+    to target: String, flags: Int32? = nil, _ body: (Int32) throws(StorageError) -> Void
+  ) throws(StorageError) {
+    let out =
+      flags.map { flags in SystemCall.retrying { open(target, flags | O_CLOEXEC) } } ?? files.calls.openForAppend(target)
     guard out >= 0 else { throw FileBackend.error("store the chunk", errno) }
     defer { close(out) }
-    try body(out)
-    if files.fsync {
-      let code = files.calls.sync(out, path: target)
-      if code != 0 { throw FileBackend.error("sync the chunk", code) }
+    var info = stat()
+    guard SystemCall.retrying({ fstat(out, &info) }) == 0 else { throw FileBackend.error("store the chunk", errno) }
+    do throws(StorageError) {
+      try body(out)
+      if files.fsync {
+        let code = files.calls.sync(out, path: target)
+        if code != 0 { throw FileBackend.error("sync the chunk", code) }
+      }
+    } catch {
+      _ = SystemCall.retrying { ftruncate(out, info.st_size) }
+      throw error
+    }
+  }
+
+  /// Copies the rest of `source` to `out` inside the kernel; false (nothing copied) where the
+  /// system or the file systems do not allow it, so the caller reads and writes instead.
+  private static func copyInKernel(from source: Int32, to out: Int32, written: inout Int64) throws(StorageError) -> Bool {
+    while true {
+      let count = SystemCall.retrying { cfiles_copy_range(source, out, 1 << 30) }
+      if count > 0 {
+        written += Int64(count)
+        continue
+      }
+      if count == 0 { return true }
+      let code = errno
+      if written == 0 && [ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF].contains(code) { return false }
+      throw FileBackend.error("store the chunk", code)
     }
   }
 
@@ -159,6 +193,25 @@ public struct FileUploadSpace: UploadSpace {
     }
     let digest = digester.finalize()
     return (digest.md5, digest.crc32c, size)
+  }
+
+  public func update(_ digester: inout Digester, from name: String, range: Range<Int64>) throws(StorageError) {
+    let fd = SystemCall.retrying { open(path(name), O_RDONLY | O_CLOEXEC) }
+    guard fd >= 0 else { throw FileBackend.error("read an upload's bytes", errno) }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: Int(min(range.count, 1 << 20)))
+    var offset = range.lowerBound
+    while offset < range.upperBound {
+      let wanted = Int(min(Int64(buffer.count), range.upperBound - offset))
+      let count = buffer.withUnsafeMutableBytes { raw in
+        SystemCall.retrying { pread(fd, raw.baseAddress, wanted, off_t(offset)) }
+      }
+      guard count > 0 else {
+        throw count == 0 ? StorageError.io("an upload's bytes are shorter than received") : FileBackend.error("read an upload's bytes", errno)
+      }
+      buffer.withUnsafeBytes { digester.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+      offset += Int64(count)
+    }
   }
 
   public func handOff(_ names: [String], as output: String) throws(StorageError) -> ObjectStore.DataSource {

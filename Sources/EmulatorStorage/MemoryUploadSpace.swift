@@ -58,6 +58,17 @@ public final class MemoryUploadSpace: UploadSpace {
     return (digest.md5, digest.crc32c, Int64(bytes.count))
   }
 
+  public func update(_ digester: inout Digester, from name: String, range: Range<Int64>) throws(StorageError) {
+    let found = entries.withLock { entries -> Bool in
+      guard let bytes = entries[name]?.bytes, range.lowerBound >= 0, range.upperBound <= Int64(bytes.count) else {
+        return false
+      }
+      bytes[Int(range.lowerBound)..<Int(range.upperBound)].withUnsafeBytes { digester.update($0) }
+      return true
+    }
+    guard found else { throw StorageError.io("Could not read an upload's bytes: they are gone.") }
+  }
+
   public func handOff(_ names: [String], as output: String) throws(StorageError) -> ObjectStore.DataSource {
     var bytes: [UInt8] = []
     for name in names {

@@ -51,11 +51,15 @@ extension ObjectStore {
     try insert(bucket: bucket, name: name, source: .bytes(data), upload: upload, conditions: conditions)
   }
 
+  /// `digest`: the MD5 and CRC32C of a file source's bytes when the caller already worked them
+  /// out (`RunningDigests`), so they are not read again.
   public func insert(
-    bucket: String, name: String, source: DataSource, upload: Upload = Upload(),
-    conditions: Preconditions = Preconditions()
+    bucket: String, name: String, source: DataSource, digest known: (md5: [UInt8], crc32c: UInt32)? = nil,
+    upload: Upload = Upload(), conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    let (staged, digest) = try stage(source, bucket: bucket, name: name) { Self.checksumFailure(upload, $0) }
+    let (staged, digest) = try stage(source, bucket: bucket, name: name, digest: known) {
+      Self.checksumFailure(upload, $0)
+    }
     return try commitNew(
       bucket: bucket, name: name, staged: staged, md5: digest.md5, crc32c: digest.crc32c, componentCount: nil,
       upload: upload, conditions: conditions
@@ -66,7 +70,7 @@ extension ObjectStore {
   /// digest (a checksum the client sent). On any failure nothing stays staged, and a file
   /// source is removed.
   func stage(
-    _ source: DataSource, bucket: String, name: String,
+    _ source: DataSource, bucket: String, name: String, digest known: (md5: [UInt8], crc32c: UInt32)? = nil,
     reject: ((md5: [UInt8], crc32c: UInt32)) -> StorageError? = { _ in nil }
   ) throws(StorageError) -> (StagedData, (md5: [UInt8], crc32c: UInt32)) {
     do {
@@ -84,7 +88,8 @@ extension ObjectStore {
     case .file(let path):
       let staged = try backend.stage(file: path)
       do throws(StorageError) {
-        let digest = try backend.digest(staged)
+        let digest: (md5: [UInt8], crc32c: UInt32)
+        if let known { digest = known } else { digest = try backend.digest(staged) }
         if let failure = reject(digest) { throw failure }
         return (staged, digest)
       } catch {

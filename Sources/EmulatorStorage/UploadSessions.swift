@@ -43,6 +43,8 @@ public final class UploadSessions: Sendable {
   private let locks: [PosixLock] = (0..<64).map { _ in PosixLock() }
   let log: @Sendable (String) -> Void
   let sweeper = PeriodicSweep()
+  /// Each active session's digest, kept up to date as chunks arrive (see `RunningDigests`).
+  let digests = RunningDigests()
 
   /// Sessions in a folder of their own (tests).
   public convenience init(
@@ -188,6 +190,8 @@ public final class UploadSessions: Sendable {
       } else if let file {
         written = try space.append(Self.partName(id), file: file, from: skip)
       }
+      digests.extend(
+        id, space: space, name: Self.partName(id), range: session.received..<(session.received + written))
       session.received += written
       session.touched = Timestamp.nowMilliseconds()
       let updated = session
@@ -196,18 +200,21 @@ public final class UploadSessions: Sendable {
     }
   }
 
-  /// Runs `commit` with the received bytes (a hard link, or a copy, the store takes over),
-  /// under the session's lock; on success the session becomes final and its bytes are dropped.
-  /// On failure nothing changes: the bytes stay and the session stays active.
+  /// Runs `commit` with the received bytes (a hard link, or a copy, the store takes over) and,
+  /// when it was worked out while the chunks arrived, their digest, under the session's lock; on
+  /// success the session becomes final and its bytes are dropped. On failure nothing changes:
+  /// the bytes stay and the session stays active.
   public func complete(
-    _ id: String, commit: (ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata
+    _ id: String,
+    commit: (ObjectStore.DataSource, _ digest: (md5: [UInt8], crc32c: UInt32)?) throws(StorageError) -> ObjectMetadata
   ) throws(StorageError) -> ObjectMetadata {
     try withActiveSession(id) { current throws(StorageError) -> ObjectMetadata in
       var session = current
+      let digest = digests.digest(id, size: session.received)
       let data = try space.handOff([Self.partName(id)], as: Self.handOffName(id))
       let object: ObjectMetadata
       do throws(StorageError) {
-        object = try commit(data)
+        object = try commit(data, digest)
       } catch {
         space.remove(Self.handOffName(id))
         throw error
@@ -219,6 +226,7 @@ public final class UploadSessions: Sendable {
       // of a finished session.
       try? save(session)
       space.remove(Self.partName(id))
+      digests.drop(id)
       finish(session)
       return object
     }
@@ -236,6 +244,7 @@ public final class UploadSessions: Sendable {
     session.touched = Timestamp.nowMilliseconds()
     try? save(session)
     space.remove(Self.partName(id))
+    digests.drop(id)
     finish(session)
   }
 
@@ -272,6 +281,7 @@ public final class UploadSessions: Sendable {
 
   /// Removes a session's record, bytes and hand-off link.
   func removeEntries(_ id: String) {
+    digests.drop(id)
     for name in [Self.recordName(id), Self.partName(id), Self.handOffName(id)] { space.remove(name) }
   }
 }

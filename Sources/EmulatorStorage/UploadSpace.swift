@@ -34,6 +34,9 @@ public protocol UploadSpace: Sendable {
   func discard(_ names: [String])
   /// MD5, CRC32C and size of an entry's bytes, read in pieces.
   func digest(_ name: String) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32, size: Int64)
+  /// Feeds the bytes `range` of an entry to `digester` (`RunningDigests`); throws when the entry
+  /// is gone or shorter.
+  func update(_ digester: inout Digester, from name: String, range: Range<Int64>) throws(StorageError)
   /// The concatenated bytes of `names` as data the store takes over, made under the entry
   /// `output` (one name: a hard link, so the entry keeps its bytes). When the store refuses
   /// them, the caller removes `output`.

@@ -91,7 +91,7 @@ import Testing
     }
     try path("resumable chunk") { try sessions.append(id, at: 0, bytes: [1, 2, 3], allowOverlap: false) }
     try path("resumable finalize") {
-      _ = try sessions.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+      _ = try sessions.complete(id) { data, _ throws(StorageError) -> ObjectMetadata in
         try store.insert(bucket: "bkt", name: "r", source: data)
       }
     }

@@ -411,7 +411,7 @@ import Synchronization
     // A retried, overlapping chunk appends only what is new.
     try reopened.append(id, at: 1, bytes: Array("bcdef".utf8), allowOverlap: true)
     let store = try ObjectStore(backend: MemoryBackend())
-    let object = try reopened.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+    let object = try reopened.complete(id) { data, _ throws(StorageError) -> ObjectMetadata in
       try store.insert(bucket: "bkt", name: "big", source: data)
     }
     #expect(object.size == 6)

@@ -114,7 +114,7 @@ import Testing
     // The store takes the file (moves it away, as FileBackend does) and then fails: disk full.
     let elsewhere = folder.url.appendingPathComponent("taken").path
     #expect(throws: StorageError.insufficientStorage("full")) {
-      try sessions.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+      try sessions.complete(id) { data, _ throws(StorageError) -> ObjectMetadata in
         guard case .file(let path) = data else { throw StorageError.io("expected a file") }
         _ = rename(path, elsewhere)
         throw StorageError.insufficientStorage("full")
@@ -124,7 +124,7 @@ import Testing
     #expect(try sessions.session(id).received == 3)
     try sessions.append(id, at: 3, bytes: Array("def".utf8), allowOverlap: false)
     let store = try ObjectStore(backend: FileBackend(root: folder.url.appendingPathComponent("data")))
-    let object = try sessions.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+    let object = try sessions.complete(id) { data, _ throws(StorageError) -> ObjectMetadata in
       try store.insert(bucket: "bkt", name: "obj", source: data)
     }
     #expect(object.size == 6)

@@ -64,7 +64,7 @@ import Testing
     try sessions.append(id, at: 0, bytes: Array("abc".utf8), allowOverlap: false)
     let store = try ObjectStore(backend: MemoryBackend())
     _ = try store.createBucket("bkt")
-    let object = try sessions.complete(id) { (data: ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata in
+    let object = try sessions.complete(id) { data, _ throws(StorageError) -> ObjectMetadata in
       try store.insert(bucket: "bkt", name: "obj", source: data)
     }
     #expect(object.size == 3)

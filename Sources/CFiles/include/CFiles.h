@@ -8,4 +8,10 @@
    longer exists). */
 int cfiles_exchange(const char *first, const char *second);
 
+/* Copies up to `count` bytes from `in`'s file offset to `out`'s (both advance) inside the kernel
+   (Linux copy_file_range): no copy through user memory. Returns the bytes copied (0 at the end of
+   `in`), or -1 with errno; ENOSYS where the system has no such call, EXDEV or EINVAL where the
+   two files do not allow it (the caller then reads and writes). */
+long cfiles_copy_range(int in, int out, unsigned long count);
+
 #endif
