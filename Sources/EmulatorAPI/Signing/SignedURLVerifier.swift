@@ -35,8 +35,8 @@ public struct SignedURLVerifier: Sendable {
 
   /// Whether the query carries signed-URL parameters: a parameter named `X-Goog-Signature` or
   /// `X-Goog-Algorithm` (V4, any case), or both `GoogleAccessId` and `Signature` (V2). Names are
-  /// compared as sent, so an escaped `=` inside another parameter's value never counts.
-  /// One pass over the query's bytes (this runs for every GCS request with a query).
+  /// compared as sent, so an escaped `=` inside another parameter's value never counts. One pass
+  /// over the query's bytes: this runs for every GCS request with a query.
   public static func isSigned(rawQuery: Substring) -> Bool {
     guard !rawQuery.isEmpty else { return false }
     var query = rawQuery
