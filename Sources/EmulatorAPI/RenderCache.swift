@@ -16,6 +16,13 @@ final class RenderCache: Sendable {
       (self.bucket, self.name) = (bucket, NameBytes(name))
       rendering = Rendering(flavour: flavour, baseURL: baseURL, fields: fields)
     }
+
+    /// The object alone: its renderings (a flavour and a `Host` each, few of them) share a hash
+    /// and are told apart by the comparison on a hit, so no GET hashes its base URL.
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(bucket)
+      name.hash(into: &hasher)
+    }
   }
 
   /// A name hashed and compared by its UTF-8 bytes, as `ObjectKey` is, without copying them out.

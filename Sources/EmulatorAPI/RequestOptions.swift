@@ -26,8 +26,16 @@ enum RequestOptions {
       conditions.ifMetagenerationNotMatch = try int64(query, "ifMetaGenerationNotMatch")
     }
     if read {
-      let ifMatch = headers.values("if-match").flatMap { $0.split(separator: ",").map(String.init) }
-      let ifNoneMatch = headers.values("if-none-match").flatMap { $0.split(separator: ",").map(String.init) }
+      // One pass over the fields; most reads carry neither.
+      var ifMatch: [String] = []
+      var ifNoneMatch: [String] = []
+      for field in headers.fields {
+        switch field.name {
+        case "if-match": ifMatch += field.value.split(separator: ",").map(String.init)
+        case "if-none-match": ifNoneMatch += field.value.split(separator: ",").map(String.init)
+        default: continue
+        }
+      }
       if !ifMatch.isEmpty { conditions.ifMatch = ifMatch }
       if !ifNoneMatch.isEmpty { conditions.ifNoneMatch = ifNoneMatch }
     }

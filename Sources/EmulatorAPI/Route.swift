@@ -70,7 +70,12 @@ public struct Route: Sendable, Equatable {
       if tail.isEmpty {
         return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
       }
-      if surface == .json || surface == .bare {
+      if tail.utf8Equals("/o") || (surface == .upload && tail.utf8Equals("/o/")) {
+        return Route(surface: surface, resource: .objects(bucket: bucket))
+      }
+      // The objects come first: no bucket subresource (`/storageLayout`, `/acl`…) starts with `/o`.
+      let objectPath = tail.utf8HasPrefix("/o/")
+      if !objectPath && (surface == .json || surface == .bare) {
         if tail.utf8Equals("/storageLayout") {
           return Route(surface: surface, resource: .storageLayout(bucket))
         }
@@ -81,20 +86,20 @@ public struct Route: Sendable, Equatable {
           return Route(surface: surface, resource: .client(client))
         }
       }
-      if tail.utf8Equals("/o") || (surface == .upload && tail.utf8Equals("/o/")) {
-        return Route(surface: surface, resource: .objects(bucket: bucket))
-      }
-      guard tail.utf8HasPrefix("/o/") else { return nil }
+      guard objectPath else { return nil }
       let nameRaw = tail.utf8.dropFirst(3).asSubstring(of: tail)
       guard let name = URLCoding.percentDecode(nameRaw) else {
         throw APIError(
           400, .invalid, "The object name in the path has a malformed percent-escape or is not valid UTF-8.")
       }
-      if surface == .json || surface == .bare, let client = try ClientResource.matchObject(bucket, rawName: nameRaw) {
+      var route = Route(surface: surface, resource: .object(bucket: bucket, name: name))
+      // An ACL (`{name}/acl…`) or an action (`/copyTo/b/…`, `/compose`) needs a raw `/` in the
+      // name part; clients send a name's own `/` as `%2F`, so most names skip both searches.
+      guard surface == .json || surface == .bare, nameRaw.utf8ContainsSlash else { return route }
+      if let client = try ClientResource.matchObject(bucket, rawName: nameRaw) {
         return Route(surface: surface, resource: .client(client))
       }
-      var route = Route(surface: surface, resource: .object(bucket: bucket, name: name))
-      if surface == .json || surface == .bare { route.action = try action(in: nameRaw) }
+      route.action = try action(in: nameRaw)
       return route
     }
     return nil
@@ -137,6 +142,11 @@ extension Substring.UTF8View {
 }
 
 extension Substring {
+  /// Whether a `/` byte is in the text.
+  var utf8ContainsSlash: Bool {
+    utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "/")) } ?? utf8.contains(UInt8(ascii: "/"))
+  }
+
   /// The first occurrence of `marker`, compared byte for byte (no copy of either).
   func utf8Range(of marker: String) -> Range<Index>? {
     var marker = marker

@@ -149,13 +149,13 @@ extension StorageAPI {
       guard create == "true" else {
         throw APIError(400, .invalid, "create_token must be 'true', got '\(create)'.")
       }
-      let object = try store.updateTokens(bucket: bucket, name: name) { $0 + [UUID().uuidString.lowercased()] }
+      let object = try store.updateTokens(bucket: bucket, name: name) { $0 + [ObjectStore.newDownloadToken()] }
       return context.object(object)
     }
     let token = context.query["delete_token"] ?? ""
     let object = try store.updateTokens(bucket: bucket, name: name) { tokens in
       let kept = tokens.filter { $0 != token }
-      return kept.isEmpty ? [UUID().uuidString.lowercased()] : kept
+      return kept.isEmpty ? [ObjectStore.newDownloadToken()] : kept
     }
     return context.object(object)
   }

@@ -100,16 +100,41 @@ extension StorageAPI {
   }
 
   /// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+  /// Written as bytes from the civil date (every download sends `Last-Modified`).
   static func httpDate(milliseconds: Int64) -> String {
-    let iso = Timestamp.format(milliseconds: milliseconds)  // YYYY-MM-DDTHH:MM:SS.sssZ
-    let days = Int((milliseconds >= 0 ? milliseconds : milliseconds - 86_399_999) / 86_400_000)
-    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    let parts = Array(iso.utf8)
-    let year = String(decoding: parts[0..<4], as: UTF8.self)
-    let month = months[Int(String(decoding: parts[5..<7], as: UTF8.self))! - 1]
-    let day = String(decoding: parts[8..<10], as: UTF8.self)
-    let time = String(decoding: parts[11..<19], as: UTF8.self)
-    return "\(weekday), \(day) \(month) \(year) \(time) GMT"
+    let days = CivilDate.floorDivide(milliseconds, 86_400_000)
+    let msOfDay = milliseconds - days * 86_400_000
+    let (year, month, day) = CivilDate.civil(days: days)
+    var out: [UInt8] = []
+    out.reserveCapacity(29)
+    func digits(_ value: Int64, _ width: Int) {
+      var divisor: Int64 = 1
+      for _ in 1..<width { divisor *= 10 }
+      while value / divisor >= 10 { divisor *= 10 }
+      while divisor > 0 {
+        out.append(UInt8(truncatingIfNeeded: 48 + value / divisor % 10))
+        divisor /= 10
+      }
+    }
+    // Day 0 (1970-01-01) was a Thursday.
+    out.append(contentsOf: Self.weekdays[Int((days % 7 + 7) % 7)])
+    out.append(contentsOf: ", ".utf8)
+    digits(day, 2)
+    out.append(32)
+    out.append(contentsOf: Self.months[Int(month - 1)])
+    out.append(32)
+    digits(max(year, 0), 4)
+    out.append(32)
+    digits(msOfDay / 3_600_000, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(msOfDay / 60_000 % 60, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(msOfDay / 1000 % 60, 2)
+    out.append(contentsOf: " GMT".utf8)
+    return String(decoding: out, as: UTF8.self)
   }
+
+  private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"].map { Array($0.utf8) }
+  private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    .map { Array($0.utf8) }
 }

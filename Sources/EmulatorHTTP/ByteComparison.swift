@@ -33,6 +33,15 @@ extension Substring {
     }
   }
 
+  /// Whether the UTF-8 bytes are those of one of `words`: one access to the contiguous bytes for
+  /// all of them, a length check before any byte (a path's first segment against a word list).
+  public func utf8IsOne(of words: [[UInt8]]) -> Bool {
+    func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+      words.contains { $0.count == bytes.count && $0.withUnsafeBufferPointer { Self.same(bytes, 0, $0) } }
+    }
+    return utf8.withContiguousStorageIfAvailable(check) ?? Array(utf8).withUnsafeBufferPointer(check)
+  }
+
   private static func same(
     _ bytes: UnsafeBufferPointer<UInt8>, _ offset: Int, _ wanted: UnsafeBufferPointer<UInt8>
   ) -> Bool {

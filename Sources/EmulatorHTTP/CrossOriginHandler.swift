@@ -129,9 +129,12 @@ public struct CrossOriginHandler: HTTPHandler {
 
   /// Adds `Vary: Origin` (a field of its own, as an inner handler's `Vary` may be there too),
   /// and for an allowed origin the CORS headers of an actual response.
-  func finish(_ response: HTTPResponse, grant: Grant) -> HTTPResponse {
+  /// The response is consumed, so its fields are not copied to add one (a request without
+  /// `Origin`, the common case, adds only `Vary`).
+  func finish(_ response: consuming HTTPResponse, grant: Grant) -> HTTPResponse {
     var response = response
     response.headers.add("vary", "Origin")
+    if case .none = grant { return response }
     guard response.headers["access-control-allow-origin"] == nil else { return response }
     switch grant {
     case .none:

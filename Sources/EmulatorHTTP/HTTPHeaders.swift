@@ -76,11 +76,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 }
 
 extension Substring {
+  /// Without leading and trailing spaces and tabs, found as bytes (no grapheme breaking).
   func trimmingASCIIWhitespace() -> Substring {
-    var slice = self
-    while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-    while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-    return slice
+    func blank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 }
+    var start = utf8.startIndex
+    var end = utf8.endIndex
+    while start < end && blank(utf8[start]) { start = utf8.index(after: start) }
+    while end > start && blank(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+    return self[start..<end]
   }
 }
 

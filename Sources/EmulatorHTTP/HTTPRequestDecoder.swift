@@ -243,8 +243,18 @@ public struct HTTPRequestDecoder: Sendable {
     _ head: HTTPRequestHead, handlerLimit: Int
   ) throws(HTTPParseError) -> HTTPDecoderEvent? {
     bodyLimit = min(limits.maxBodyBytes, handlerLimit)
-    let transferEncodings = head.headers.values("transfer-encoding")
-    let contentLengths = head.headers.values("content-length")
+    // One pass over the fields, no arrays unless a field is there (this runs for every request).
+    var transferEncodings: [String] = []
+    var contentLengths: [String] = []
+    var expect: String?
+    for field in head.headers.fields {
+      switch field.name {
+      case "content-length": contentLengths.append(field.value)
+      case "transfer-encoding": transferEncodings.append(field.value)
+      case "expect" where expect == nil: expect = field.value
+      default: continue
+      }
+    }
     var chunked = false
     var length = 0
     if !transferEncodings.isEmpty {
@@ -259,20 +269,26 @@ public struct HTTPRequestDecoder: Sendable {
       chunked = true
     } else if !contentLengths.isEmpty {
       var value: Int?
-      for field in contentLengths {
-        for part in field.split(separator: ",", omittingEmptySubsequences: false) {
-          let parsed: Int
-          switch DecimalInteger.parse(part.trimmingASCIIWhitespace()) {
-          case .success(let value): parsed = Int(value)
-          case .failure(.outOfRange):
-            throw HTTPParseError(400, "Content-Length is out of range (more digits than any byte count).")
-          case .failure(.malformed): throw HTTPParseError(400, "Content-Length is not a valid number.")
-          }
-          if let earlier = value, earlier != parsed {
-            throw HTTPParseError(400, "Differing Content-Length values.")
-          }
-          value = parsed
+      func take(_ part: Substring) throws(HTTPParseError) {
+        let parsed: Int
+        switch DecimalInteger.parse(part.trimmingASCIIWhitespace()) {
+        case .success(let value): parsed = Int(value)
+        case .failure(.outOfRange):
+          throw HTTPParseError(400, "Content-Length is out of range (more digits than any byte count).")
+        case .failure(.malformed): throw HTTPParseError(400, "Content-Length is not a valid number.")
         }
+        if let earlier = value, earlier != parsed {
+          throw HTTPParseError(400, "Differing Content-Length values.")
+        }
+        value = parsed
+      }
+      for field in contentLengths {
+        // A list (`10, 10`) is split; a single value (every client's) is parsed as it is.
+        guard field.utf8.contains(UInt8(ascii: ",")) else {
+          try take(field[...])
+          continue
+        }
+        for part in field.split(separator: ",", omittingEmptySubsequences: false) { try take(part) }
       }
       length = value ?? 0
       if length > bodyLimit {
@@ -287,7 +303,7 @@ public struct HTTPRequestDecoder: Sendable {
     } else {
       return .request(finish(head))
     }
-    if let expect = head.headers["expect"] {
+    if let expect {
       guard expect.lowercased() == "100-continue" else {
         throw HTTPParseError(417, "Only 'Expect: 100-continue' is supported.")
       }

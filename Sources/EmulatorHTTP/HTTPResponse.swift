@@ -30,24 +30,12 @@ public struct HTTPResponse: Sendable {
     let bodyless = status < 200 || status == 204 || status == 304
     let inlineBody = includeBody && !bodyless && bodyFile == nil && bodyStream == nil
     out.reserveCapacity(out.count + 160 + headers.count * 40 + (inlineBody ? body.count : 0))
-    out.append(contentsOf: "HTTP/1.1 ".utf8)
-    Self.appendDecimal(status, to: &out)
-    out.append(32)
-    out.append(contentsOf: HTTPStatus.reason(status).utf8)
-    out.append(contentsOf: "\r\n".utf8)
+    Self.appendStatusLine(status, to: &out)
     var hasLength = false
     for field in headers.fields {
       if field.name == "content-length" { hasLength = true }
       if field.name == "connection" { continue }
-      out.append(contentsOf: field.name.utf8)
-      out.append(contentsOf: ": ".utf8)
-      // Values come from stored metadata: a CR or LF must never split the response.
-      if field.value.utf8.allSatisfy({ $0 >= 32 && $0 != 127 || $0 == 9 }) {
-        out.append(contentsOf: field.value.utf8)
-      } else {
-        for byte in field.value.utf8 { out.append(byte < 32 && byte != 9 || byte == 127 ? 32 : byte) }
-      }
-      out.append(contentsOf: "\r\n".utf8)
+      Self.appendField(field.name, field.value, to: &out)
     }
     if bodyStream != nil && !bodyless {
       out.append(contentsOf: "transfer-encoding: chunked\r\n".utf8)
@@ -60,6 +48,41 @@ public struct HTTPResponse: Sendable {
     out.append(contentsOf: "\r\n".utf8)
     if inlineBody { out.append(contentsOf: body) }
   }
+
+  /// `name: value` CRLF, copied from the strings' contiguous UTF-8 (the generic per-byte append
+  /// of a `String.UTF8View` costs several times more). Values come from stored metadata: a
+  /// control character (CR, LF…) becomes a space, so it can never split the response.
+  static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
+    var name = name
+    var value = value
+    name.withUTF8 { out.append(contentsOf: $0) }
+    out.append(UInt8(ascii: ":"))
+    out.append(32)
+    value.withUTF8 { bytes in
+      let start = out.count
+      out.append(contentsOf: bytes)
+      for index in start..<out.count where out[index] < 32 && out[index] != 9 || out[index] == 127 {
+        out[index] = 32
+      }
+    }
+    out.append(13)
+    out.append(10)
+  }
+
+  /// `HTTP/1.1 <status> <reason>` CRLF.
+  static func appendStatusLine(_ status: Int, to out: inout [UInt8]) {
+    if status == 200 {
+      out.append(contentsOf: Self.okStatusLine)
+      return
+    }
+    out.append(contentsOf: "HTTP/1.1 ".utf8)
+    Self.appendDecimal(status, to: &out)
+    out.append(32)
+    out.append(contentsOf: HTTPStatus.reason(status).utf8)
+    out.append(contentsOf: "\r\n".utf8)
+  }
+
+  private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
 
   /// A non-negative integer's decimal digits (a status, a length).
   static func appendDecimal(_ value: Int, to out: inout [UInt8]) {

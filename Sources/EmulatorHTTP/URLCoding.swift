@@ -13,14 +13,19 @@ public enum URLCoding {
   }
 
   public static func percentDecodeBytes(_ text: Substring, plusIsSpace: Bool = false) -> [UInt8]? {
-    let utf8 = Array(text.utf8)
+    var text = text
+    return text.withUTF8 { decodeBytes($0, plusIsSpace: plusIsSpace) }
+  }
+
+  /// `%XX` escapes (and with `plusIsSpace`, `+`) decoded; nil for a malformed escape.
+  static func decodeBytes(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
     var out: [UInt8] = []
-    out.reserveCapacity(utf8.count)
+    out.reserveCapacity(bytes.count)
     var index = 0
-    while index < utf8.count {
-      let byte = utf8[index]
+    while index < bytes.count {
+      let byte = bytes[index]
       if byte == UInt8(ascii: "%") {
-        guard index + 2 < utf8.count, let high = hex(utf8[index + 1]), let low = hex(utf8[index + 2])
+        guard index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2])
         else { return nil }
         out.append(high << 4 | low)
         index += 3
@@ -70,39 +75,69 @@ public enum URLCoding {
 
 /// Query parameters decoded form-style (`%XX` and `+` as space). A repeated name: the last wins.
 public struct QueryParameters: Sendable {
-  public private(set) var values: [String: String] = [:]
+  /// The decoded pairs in order. A request has a few parameters: comparing short strings costs
+  /// less than hashing them into a dictionary, and a lookup scans from the end (the last wins).
+  private var pairs: [(name: String, value: String)] = []
+
+  /// The parameters as a dictionary (the last of a repeated name).
+  public var values: [String: String] {
+    var values: [String: String] = [:]
+    for pair in pairs { values[pair.name] = pair.value }
+    return values
+  }
 
   /// Parses a raw query. Throws the name of a parameter whose escapes are malformed.
   public init(_ raw: Substring) throws(HTTPParseError) {
-    // Split on the bytes `&` and `=` (a request target is ASCII), not on Characters.
-    let bytes = raw.utf8
-    var start = bytes.startIndex
-    while start < bytes.endIndex {
-      let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
-      defer { start = end == bytes.endIndex ? end : bytes.index(after: end) }
-      if start == end { continue }
-      let pair = raw[start..<end]
-      let name: Substring
-      let value: Substring
-      if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
-        name = pair[..<equals]
-        value = pair[pair.utf8.index(after: equals)...]
-      } else {
-        name = pair
-        value = ""
+    guard !raw.isEmpty else { return }
+    var raw = raw
+    // Split on the bytes `&` and `=` of the contiguous UTF-8 (a request target is ASCII).
+    let malformed: String? = raw.withUTF8 { bytes in
+      pairs.reserveCapacity(4)
+      var start = 0
+      while start < bytes.count {
+        var end = start
+        while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+        defer { start = end + 1 }
+        if start == end { continue }
+        var equals = start
+        while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+        let name = UnsafeBufferPointer(rebasing: bytes[start..<equals])
+        let value = UnsafeBufferPointer(rebasing: bytes[min(equals + 1, end)..<end])
+        guard let decodedName = URLCoding.formDecode(name), let decodedValue = URLCoding.formDecode(value) else {
+          return String(decoding: name, as: UTF8.self)
+        }
+        pairs.append((decodedName, decodedValue))
       }
-      guard let decodedName = URLCoding.percentDecode(name, plusIsSpace: true),
-        let decodedValue = URLCoding.percentDecode(value, plusIsSpace: true)
-      else {
-        throw HTTPParseError(400, "The query parameter '\(name)' has a malformed percent-escape or is not UTF-8.")
-      }
-      values[decodedName] = decodedValue
+      return nil
+    }
+    if let malformed {
+      throw HTTPParseError(400, "The query parameter '\(malformed)' has a malformed percent-escape or is not UTF-8.")
     }
   }
 
   public init(_ values: [String: String] = [:]) {
-    self.values = values
+    pairs = values.map { ($0.key, $0.value) }
   }
 
-  public subscript(_ name: String) -> String? { values[name] }
+  public subscript(_ name: String) -> String? {
+    var index = pairs.count - 1
+    while index >= 0 {
+      if pairs[index].name == name { return pairs[index].value }
+      index -= 1
+    }
+    return nil
+  }
+}
+
+extension URLCoding {
+  /// Form-style decoding (`%XX`, `+` as a space) of a query's bytes (valid UTF-8: they come from
+  /// a `Substring`); nil for a malformed escape or a result that is not UTF-8. Bytes with nothing
+  /// to decode become the string at once.
+  static func formDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+      return String(decoding: bytes, as: UTF8.self)
+    }
+    guard let decoded = decodeBytes(bytes, plusIsSpace: true) else { return nil }
+    return String(validating: decoded, as: UTF8.self)
+  }
 }

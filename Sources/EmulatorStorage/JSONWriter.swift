@@ -56,13 +56,7 @@ public struct JSONWriter {
     bytes.append(UInt8(ascii: "\""))
   }
 
-  public mutating func stringPart(_ part: String) {
-    if !Self.isPlain(part) {
-      appendEscaped(part)
-    } else {
-      bytes.append(contentsOf: part.utf8)
-    }
-  }
+  public mutating func stringPart(_ part: String) { appendContent(part) }
 
   /// A non-negative or negative integer's decimal digits, inside a string.
   public mutating func stringPart(_ value: Int64) {
@@ -118,7 +112,7 @@ public struct JSONWriter {
   public mutating func raw(_ key: String, _ literal: String) {
     self.key(key)
     separate()
-    bytes.append(contentsOf: literal.utf8)
+    appendRaw(literal)
   }
 
   public mutating func bool(_ key: String, _ value: Bool) { raw(key, value ? "true" : "false") }
@@ -126,7 +120,7 @@ public struct JSONWriter {
   /// A literal value (number, `true`, `null`) as an array element or after `key`.
   public mutating func rawValue(_ literal: String) {
     separate()
-    bytes.append(contentsOf: literal.utf8)
+    appendRaw(literal)
   }
 
   public mutating func null(_ key: String) { raw(key, "null") }
@@ -148,33 +142,57 @@ public struct JSONWriter {
 
   private mutating func appendString(_ value: String) {
     bytes.append(UInt8(ascii: "\""))
-    if Self.isPlain(value) {
-      // Nothing to escape (nearly every string): one copy.
-      bytes.append(contentsOf: value.utf8)
-    } else {
-      appendEscaped(value)
-    }
+    appendContent(value)
     bytes.append(UInt8(ascii: "\""))
   }
 
-  /// Nothing in `value` needs escaping (nearly every string).
-  private static func isPlain(_ value: String) -> Bool {
-    value.utf8.withContiguousStorageIfAvailable { utf8 in
-      !utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-    } ?? false
+  /// A string's content, escaped where JSON needs it, from its contiguous UTF-8: one scan, then
+  /// one copy when nothing needs escaping (nearly every string). The generic
+  /// `append(contentsOf: value.utf8)` and a separate check cost several times the instructions,
+  /// on every key and value of every rendering.
+  private mutating func appendContent(_ value: String) {
+    var value = value
+    value.withUTF8 { utf8 in
+      var index = 0
+      while index < utf8.count {
+        let byte = utf8[index]
+        if byte < 0x20 || byte == 0x22 || byte == 0x5C { break }
+        index += 1
+      }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<index]))
+      if index < utf8.count { appendEscaped(UnsafeBufferPointer(rebasing: utf8[index...])) }
+    }
   }
 
-  private mutating func appendEscaped(_ value: String) {
-    for byte in value.utf8 {
+  /// Text copied as it is (a literal, or JSON already encoded).
+  private mutating func appendRaw(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes.append(contentsOf: $0) }
+  }
+
+  private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    for byte in utf8 {
       switch byte {
-      case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-      case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-      case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-      case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-      case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+      case 0x22, 0x5C:
+        bytes.append(0x5C)
+        bytes.append(byte)
+      case 0x0A:
+        bytes.append(0x5C)
+        bytes.append(UInt8(ascii: "n"))
+      case 0x0D:
+        bytes.append(0x5C)
+        bytes.append(UInt8(ascii: "r"))
+      case 0x09:
+        bytes.append(0x5C)
+        bytes.append(UInt8(ascii: "t"))
       case 0..<0x20:
         let (high, low) = Hex.digits(byte)
-        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 48, 48, high, low])
+        bytes.append(0x5C)
+        bytes.append(UInt8(ascii: "u"))
+        bytes.append(48)
+        bytes.append(48)
+        bytes.append(high)
+        bytes.append(low)
       default: bytes.append(byte)
       }
     }

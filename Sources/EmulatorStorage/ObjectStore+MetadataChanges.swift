@@ -57,7 +57,7 @@ extension ObjectStore {
         bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty },
         completion: completion
       ) {
-        $0.downloadTokens = [UUID().uuidString.lowercased()]
+        $0.downloadTokens = [Self.newDownloadToken()]
       }
     }
   }

@@ -118,6 +118,27 @@ extension ObjectStore {
       .base64EncodedString()
   }
 
+  /// A fresh download token: a random (version 4) UUID in lower case, as Firebase issues them.
+  /// Its 16 bytes come from the system generator (`getrandom`); Foundation's `UUID()` reads
+  /// `/dev/urandom` with three system calls (open, read, close), on every Firebase upload.
+  public static func newDownloadToken() -> String {
+    var generator = SystemRandomNumberGenerator()
+    var words = (generator.next() as UInt64, generator.next() as UInt64)
+    return withUnsafeMutableBytes(of: &words) { bytes in
+      bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
+      bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant
+      var text: [UInt8] = []
+      text.reserveCapacity(36)
+      for (index, byte) in bytes.enumerated() {
+        if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+        let (high, low) = Hex.digits(byte)
+        text.append(high)
+        text.append(low)
+      }
+      return String(decoding: text, as: UTF8.self)
+    }
+  }
+
   /// Publishes staged bytes as a new generation: the write preconditions are checked under the
   /// object's lock, atomically with the commit. `prepare` fills in metadata before the patch.
   /// Commits a new generation whose bytes are staged: the replaced one is kept as noncurrent in a
@@ -163,7 +184,7 @@ extension ObjectStore {
         upload.patch.apply(to: &object)
         if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }
         if upload.createDownloadToken && object.downloadTokens.isEmpty {
-          object.downloadTokens = [UUID().uuidString.lowercased()]
+          object.downloadTokens = [Self.newDownloadToken()]
         }
         try object.checkCustomMetadataSize()
         return try commitGeneration(object, staged: staged, previous: previous)

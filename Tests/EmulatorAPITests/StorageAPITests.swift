@@ -240,6 +240,12 @@ struct Reply {
     let etag = h.call("GET", "/storage/v1/b/bkt/o/o").string("etag")!
     #expect(h.call("GET", "/storage/v1/b/bkt/o/o", headers: [("if-none-match", "\"\(etag)\"")]).status == 304)
     #expect(h.call("GET", "/storage/v1/b/bkt/o/o?alt=media", headers: [("if-none-match", etag)]).status == 304)
+    // Lists and repeated fields: every value counts, whichever field it came in.
+    #expect(h.call("GET", "/storage/v1/b/bkt/o/o", headers: [("if-match", "\"x\", \"\(etag)\"")]).status == 200)
+    #expect(h.call("GET", "/storage/v1/b/bkt/o/o", headers: [("if-match", "\"x\""), ("if-match", etag)]).status == 200)
+    #expect(h.call("GET", "/storage/v1/b/bkt/o/o", headers: [("if-match", "\"x\""), ("If-Match", "\"y\"")]).status == 412)
+    #expect(
+      h.call("GET", "/storage/v1/b/bkt/o/o", headers: [("if-none-match", "\"x\""), ("if-none-match", etag)]).status == 304)
     #expect(h.call("GET", "/storage/v1/b/bkt/o/o?ifMetaGenerationNotMatch=2").status == 304)
     #expect(h.call("PATCH", "/storage/v1/b/bkt/o/o?ifGenerationMatch=abc", "{}").status == 400)
     #expect(h.call("DELETE", "/storage/v1/b/bkt/o/o?ifGenerationNotMatch=\(generation)").status == 412)

@@ -254,6 +254,36 @@ private func status(_ text: String, limits: HTTPLimits = HTTPLimits(), bodyLimit
     #expect(throws: HTTPParseError.self) { try QueryParameters("a=%G1") }
   }
 
+  /// The byte-level parser against the cases a per-Character split got right: empty pieces,
+  /// `=` inside a value, a name without a value, escapes in names, non-ASCII after decoding.
+  @Test func queryEdgeCasesMatchTheFormDecoding() throws {
+    let query = try QueryParameters("&&a=1=2&&b&%6E%61me=%E6%97%A5+x&c=&=v&")
+    #expect(query["a"] == "1=2")
+    #expect(query["b"] == "")
+    #expect(query["name"] == "日 x")
+    #expect(query["c"] == "")
+    #expect(query[""] == "v")
+    #expect(query["missing"] == nil)
+    #expect(query.values.count == 5)
+    #expect(try QueryParameters("")["a"] == nil)
+    #expect(QueryParameters(["k": "v"])["k"] == "v")
+  }
+
+  /// A malformed escape or one that decodes to bytes that are not UTF-8, in a name or a value,
+  /// is a 400 naming the parameter, not a crash or a silently repaired string.
+  @Test func queryMalformedEscapesAreRefusedWithTheirName() {
+    for raw in ["a=%", "a=%4", "a=%FF", "%C3=1", "ok=1&bad%=2", "x=%e6%97"] {
+      #expect(throws: HTTPParseError.self, "\(raw)") { try QueryParameters(Substring(raw)) }
+    }
+    do {
+      _ = try QueryParameters("ok=1&bad%zz=2")
+      Issue.record("a malformed escape was accepted")
+    } catch {
+      #expect(error.status == 400)
+      #expect(error.message.contains("'bad%zz'"))
+    }
+  }
+
   @Test func encodesWholeNamesAsOneSegment() {
     #expect(URLCoding.encodeComponent("dir/my file+x&y;z~é.txt") == "dir%2Fmy%20file%2Bx%26y%3Bz~%C3%A9.txt")
   }

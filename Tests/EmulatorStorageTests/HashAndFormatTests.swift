@@ -144,6 +144,29 @@ import Testing
     #expect(throws: JSONParseError.self) { try JSONValue.parse(Array(deep.utf8)) }
   }
 
+  /// Strings with escapes at the start, the middle, the end and nowhere, every control
+  /// character, and non-ASCII text: written, then read back by the parser, unchanged.
+  @Test func writerStringsRoundTripThroughTheParser() throws {
+    let controls = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) })
+    let samples = [
+      "", "plain", "\"start", "end\\", "mid\"dle", "\u{7F}del", "日本語/ü", controls, "a\u{0}b", "\\\"\n\r\t",
+      String(repeating: "x", count: 300) + "\"",
+    ]
+    for sample in samples {
+      var json = JSONWriter()
+      json.beginObject()
+      json.string(sample, sample)
+      json.beginString("parts")
+      json.stringPart(sample)
+      json.stringPart(sample)
+      json.endString()
+      json.endObject()
+      let parsed = try JSONValue.parse(json.bytes)
+      #expect(parsed[sample]?.stringValue == sample, "\(Array(sample.utf8))")
+      #expect(parsed["parts"]?.stringValue == sample + sample)
+    }
+  }
+
   @Test func writerEscapesAndSeparates() throws {
     var json = JSONWriter()
     json.beginObject()
@@ -187,5 +210,23 @@ import Testing
     for bad in ["ab", "UPPER", "-start", "end-", "has space", "a/b", "..."] {
       #expect(throws: StorageError.self) { try Naming.validateBucketName(bad) }
     }
+  }
+}
+
+/// Download tokens: the shape Firebase clients expect (a lower-case version 4 UUID), and fresh.
+@Suite struct DownloadTokenTests {
+  @Test func tokensAreLowerCaseVersion4UUIDsAndDiffer() throws {
+    var seen = Set<String>()
+    for _ in 0..<200 {
+      let token = ObjectStore.newDownloadToken()
+      let groups = token.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
+      #expect(groups == [8, 4, 4, 4, 12], "\(token)")
+      #expect(token.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) || $0 == 45 }, "\(token)")
+      #expect(Array(token.utf8)[14] == UInt8(ascii: "4"))
+      #expect("89ab".utf8.contains(Array(token.utf8)[19]))
+      #expect(UUID(uuidString: token) != nil)
+      seen.insert(token)
+    }
+    #expect(seen.count == 200)
   }
 }

@@ -15,9 +15,10 @@ import sys
 binary, workload, requests, prefix = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 WARMUP = 50
 out = prefix + ".callgrind"
+storage = ["--in-memory"] if os.environ.get("BENCH_IN_MEMORY") else ["--data-dir", prefix + ".data"]
 server = subprocess.Popen(
     ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary, "--port", "0",
-     "--data-dir", prefix + ".data", "--lenient-buckets"],
+     *storage, "--lenient-buckets"],
     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 port = None
 while port is None:
@@ -58,6 +59,14 @@ def request(i):
     elif workload == "upload":
         send("POST", f"/upload/storage/v1/b/bench/o?uploadType=media&name=up%2F{i}", b"x" * 1024,
              {"Content-Type": "application/octet-stream"})
+    elif workload == "multipart":
+        body = (b'--b\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{"name":"mp/%d","metadata":{"k":"v"}}'
+                b'\r\n--b\r\nContent-Type: application/octet-stream\r\n\r\n' % i) + b"x" * 1024 + b"\r\n--b--\r\n"
+        send("POST", "/upload/storage/v1/b/bench/o?uploadType=multipart", body,
+             {"Content-Type": "multipart/related; boundary=b"})
+    elif workload == "firebase":
+        send("POST", f"/v0/b/bench/o?name=fb%2F{i}", b"x" * 1024,
+             {"Content-Type": "application/octet-stream", "X-Goog-Upload-Protocol": "raw"})
     elif workload == "list":
         send("GET", "/storage/v1/b/bench/o?prefix=p%2F001&maxResults=100")
     else:

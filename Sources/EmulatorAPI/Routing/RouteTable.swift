@@ -9,8 +9,8 @@ public struct RouteTable: Sendable {
   public let entries: [RouteEntry]
   /// Entry indices by exact path.
   private let paths: [String: [Int]]
-  /// First path segments (`internal`, `ui`, the empty one of `/`) of the exact paths.
-  private let pathSegments: [String]
+  /// First path segments (`internal`, `ui`, the empty one of `/`) of the exact paths, as bytes.
+  private let pathSegments: [[UInt8]]
   /// Entry indices by `slot(surface, kind)`.
   private let storage: [[Int]]
   /// The flags any entry of a storage slot tests (only those are computed for a request).
@@ -50,7 +50,7 @@ public struct RouteTable: Sendable {
       }
     }
     self.paths = paths
-    self.pathSegments = segments
+    self.pathSegments = segments.map { Array($0.utf8) }
     self.storage = storage
     self.storageFlags = storageFlags
     self.xml = xml
@@ -65,8 +65,7 @@ public struct RouteTable: Sendable {
   /// The exact-path entries of a path (nil when no entry has it). One comparison per first
   /// segment of the exact paths before any string is made.
   func pathEntries(_ rawPath: Substring) -> [Int]? {
-    let segment = rawPath.firstPathSegment
-    guard pathSegments.contains(where: { segment.utf8Equals($0) }) else { return nil }
+    guard rawPath.firstPathSegment.utf8IsOne(of: pathSegments) else { return nil }
     return paths[String(rawPath)]
   }
 

@@ -78,10 +78,8 @@ public struct XMLRoute: Sendable, Equatable {
   /// decoding, no allocation): every JSON-surface request is rejected for the XML API here.
   static func startsWithReservedSegment(_ rawPath: Substring) -> Bool {
     guard rawPath.utf8.first == UInt8(ascii: "/") else { return false }
-    let segment = rawPath.firstPathSegment
-    for word in reservedWords where segment.utf8Equals(word) { return true }
-    return false
+    return rawPath.firstPathSegment.utf8IsOne(of: reservedWords)
   }
 
-  private static let reservedWords = Array(reserved)
+  private static let reservedWords = reserved.map { Array($0.utf8) }
 }
