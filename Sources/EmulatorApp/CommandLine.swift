@@ -85,8 +85,31 @@ public enum CommandLineTool {
     // First thing, before parsing starts any thread (see ShutdownSignals); not for `health`,
     // which Ctrl-C should stop.
     if arguments.first != "health" { ShutdownSignals.block() }
+    if let configuration = directServeConfiguration(arguments) { serve(configuration) }
     StorageEmulatorCommand.main(arguments)
     exit(0)
+  }
+
+  /// The configuration of `[serve] OPTIONS` when the argument parser would only hand OPTIONS to
+  /// `Serve`, which parses them with `parse` itself; nil for a subcommand, a request for help,
+  /// version or completions, or options `parse` refuses (the argument parser then handles them
+  /// as before: same messages, same exit codes). Skipping it halves the instructions of an
+  /// `--in-memory` start: its reflection of the command types and the `--help` text it builds
+  /// (BENCHMARKS.md, "instances").
+  static func directServeConfiguration(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> EmulatorConfiguration? {
+    let options = arguments.first == "serve" ? Array(arguments.dropFirst()) : arguments
+    // Values may be anything: one the argument parser could read as one of its own flags (`-h`,
+    // `--help`, `-help`, `--version`, `---completion`, a cluster of short flags) is left to it.
+    let parserOwned: Set = ["--help", "--version", "--generate-completion-script", "--experimental-dump-help"]
+    for option in options {
+      let name = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
+      if parserOwned.contains(name) || option.hasPrefix("---") || (option.hasPrefix("-") && !option.hasPrefix("--")) {
+        return nil
+      }
+    }
+    return try? parse(options, environment: environment)
   }
 
   /// Runs the emulator until SIGINT/SIGTERM; never returns.
