@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import EmulatorApp
@@ -28,6 +29,15 @@ import Testing
       CommandLineTool.directServeConfiguration(
         ["serve", "--bucket", "a", "--bucket=b"], environment: Self.noEnvironment))
     #expect(buckets.buckets == ["a", "b"])
+  }
+
+  /// The variables the configuration reads, as the process has them, and no others.
+  @Test func theEmulatorEnvironmentIsTheConfigurationsVariables() {
+    let names = Set(EmulatorConfiguration.options.map(\.variable) + [EmulatorConfiguration.configFileVariable])
+    #expect(names.contains("STORAGE_EMULATOR_LISTEN_HOST") && names.contains("STORAGE_EMULATOR_PORT"))
+    let all = ProcessInfo.processInfo.environment
+    #expect(CommandLineTool.emulatorEnvironment() == all.filter { names.contains($0.key) })
+    #expect(all["PATH"] != nil && CommandLineTool.emulatorEnvironment()["PATH"] == nil)
   }
 
   @Test func theEnvironmentStillCounts() throws {
