@@ -1,4 +1,5 @@
-# storage-emulator: a multi-stage build with the Swift standard library linked statically.
+# storage-emulator: a multi-stage build. Package.swift links the Swift runtime and
+# FoundationEssentials into the binary on Linux, so the slim image needs no Swift libraries.
 # The build stage runs the same command as the README's release build.
 FROM swift:6.3-bookworm AS build
 # The emulator links the system zlib (gzip transcoding of downloads).
@@ -10,8 +11,8 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product storage-emulator \
- && install -D "$(swift build -c release --static-swift-stdlib --show-bin-path)/storage-emulator" /out/storage-emulator
+RUN swift build -c release --product storage-emulator \
+ && install -D "$(swift build -c release --show-bin-path)/storage-emulator" /out/storage-emulator
 
 FROM debian:bookworm-slim
 RUN useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin emulator \

@@ -1,6 +1,27 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The executable's link on Linux (see the `storage-emulator` target). Relative relocations are
+/// packed (`DT_RELR`, 1.2 MB of them otherwise, read by every start) only when the C library
+/// the binary is built against reads them (glibc 2.36 or later): an older one refuses to load it.
+let linuxLinkerFlags: [String] = {
+  var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
+  #if canImport(Glibc)
+    // "glibc 2.36"
+    var text = [CChar](repeating: 0, count: 64)
+    _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
+    let version = String(cString: text).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+    if version.count >= 2, (version[0], version[1]) >= (2, 36) {
+      flags += ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+    }
+  #endif
+  return flags
+}()
+
 let package = Package(
   name: "storage-emulator",
   platforms: [.macOS(.v15)],
@@ -54,7 +75,23 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    .executableTarget(name: "storage-emulator", dependencies: ["EmulatorApp"]),
+    // On Linux, the Swift runtime, Dispatch and FoundationEssentials are linked into the binary,
+    // in every build (the tests start this binary too): one image to map and relocate instead of
+    // a dozen libraries, and only the pages it touches resident (issue #22: start-up and memory
+    // per instance; BENCHMARKS.md, "instances"). With lld, the toolchain's linker, which packs
+    // the relative relocations where the C library can read them (`linuxLinkerFlags`), and
+    // without exporting every symbol of the binary (nothing looks them up; the table costs
+    // every instance its pages and the runtime a scan of it at start).
+    .executableTarget(
+      name: "storage-emulator", dependencies: ["EmulatorApp"],
+      linkerSettings: [
+        .unsafeFlags(linuxLinkerFlags, .when(platforms: [.linux])),
+        // What FoundationEssentials' static archive needs besides the runtime (its shared
+        // library carries them inside): its collections and its C string shims.
+        .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
+        .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
+      ]
+    ),
 
     // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.
     .systemLibrary(

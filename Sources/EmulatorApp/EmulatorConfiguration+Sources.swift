@@ -118,8 +118,9 @@ struct FlagValues {
 
 extension EmulatorConfiguration {
   /// The options part of `--help`, made from `options`, under 80 columns (the argument parser
-  /// wraps lines at the terminal's width and would break the layout of longer ones).
-  public static var optionsHelp: String {
+  /// wraps lines at the terminal's width and would break the layout of longer ones). Made once, the
+  /// first time the argument parser reads the commands' descriptions (never on a plain start).
+  public static let optionsHelp: String = {
     var lines = [
       "Each option is a flag, an environment variable and a config file key:",
       "flags override the environment, which overrides the config file. Lists",
@@ -145,7 +146,7 @@ extension EmulatorConfiguration {
         ["env \(configFileVariable)"],
       ])
     return lines.joined(separator: "\n")
-  }
+  }()
 
   /// `head` in the first 30 columns, then each paragraph's words wrapped at 76 columns (a longer
   /// word, such as a long variable name, stands alone on its line).

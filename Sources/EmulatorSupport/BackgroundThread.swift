@@ -50,6 +50,25 @@ public enum BackgroundThread {
     return tail
   }
 
+  /// Names the calling thread. On Linux through `pthread_setname_np` (a `prctl(PR_SET_NAME)`,
+  /// no file opened), looked up at run time: Glibc's Swift module declares it only with
+  /// `_GNU_SOURCE`, which it leaves out. Without it the thread keeps the process's name.
+  static func nameCurrentThread(_ name: String) {
+    #if canImport(Glibc)
+      typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+      guard let symbol = setNameSymbol else { return }
+      _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), name)
+    #elseif canImport(Darwin)
+      _ = pthread_setname_np(name)
+    #endif
+  }
+
+  #if canImport(Glibc)
+    /// glibc's `pthread_setname_np`, found once (nil with a C library that has none).
+    nonisolated(unsafe) private static let setNameSymbol = dlsym(
+      UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np")  // RTLD_DEFAULT
+  #endif
+
   private final class Work {
     let name: String?
     let body: @Sendable () -> Void
@@ -60,18 +79,7 @@ public enum BackgroundThread {
     }
 
     func run() {
-      if let name {
-        #if canImport(Glibc)
-          // pthread_setname_np needs _GNU_SOURCE, which Glibc's Swift module leaves out.
-          let fd = SystemCall.retrying { open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC) }
-          if fd >= 0 {
-            _ = Array(name.utf8).withUnsafeBytes { SystemCall.writeAll(fd, $0) }
-            _ = close(fd)
-          }
-        #elseif canImport(Darwin)
-          _ = pthread_setname_np(name)
-        #endif
-      }
+      if let name { BackgroundThread.nameCurrentThread(name) }
       body()
     }
   }

@@ -2,13 +2,32 @@ import Foundation
 import Testing
 
 /// The server links FoundationEssentials, never full Foundation and its ICU data (issue #22:
-/// those cost every instance megabytes of memory and milliseconds of start-up). Read from the
-/// built binary's ELF headers, directly and through the libraries it names.
+/// those cost every instance megabytes of memory and milliseconds of start-up), and on Linux it
+/// carries the Swift runtime and FoundationEssentials inside (Package.swift links them
+/// statically): it needs no Swift shared library, its symbols include none of full Foundation's
+/// or ICU's, and a running server maps none of those libraries. Read from the built binary's ELF
+/// headers and symbol tables, and from a running server's `/proc/PID/maps`.
 @Suite struct LinkedLibrariesTests {
   static let fullFoundation: Set = [
     "libFoundation.so", "lib_FoundationICU.so", "libFoundationInternationalization.so",
     "libFoundationNetworking.so", "libFoundationXML.so",
   ]
+
+  /// What full Foundation's and ICU's symbols start with (Swift's mangling of the `Foundation`
+  /// module; ICU's C++ namespace and its data), each after the zero byte ending the previous name.
+  static let fullFoundationSymbols = ["$s10Foundation", "_ZN6icu_", "icudt"]
+
+  /// Whether a symbol name starts with `prefix` in a string table from `ELFNeeded.symbolNames`.
+  static func names(_ table: [UInt8], include prefix: String) -> Bool {
+    let needle = [0] + Array(prefix.utf8)
+    return table.withUnsafeBufferPointer { bytes in
+      guard bytes.count >= needle.count else { return false }
+      for start in 0...(bytes.count - needle.count) where bytes[start] == 0 && bytes[start + 1] == needle[1] {
+        if bytes[start..<start + needle.count].elementsEqual(needle) { return true }
+      }
+      return false
+    }
+  }
 
   /// The folder the Swift runtime was loaded from in this process (the toolchain's or the
   /// runtime image's libraries).
@@ -45,11 +64,48 @@ import Testing
     #expect(ELFNeeded.libraries(of: "/no/such/file") == nil)
   }
 
+  @Test func theSymbolReaderFindsFullFoundationAndICUWhereTheyAre() throws {
+    let runner = try #require(ELFNeeded.symbolNames(of: "/proc/self/exe"))
+    #expect(Self.names(runner, include: "$s10Foundation"), "the test runner calls full Foundation")
+    #expect(!Self.names(runner, include: "$s10FoundationNoSuchSymbol"))
+    let icu = try #require(ELFNeeded.symbolNames(of: try Self.runtimeFolder() + "/lib_FoundationICU.so"))
+    #expect(Self.names(icu, include: "_ZN6icu_") && Self.names(icu, include: "icudt"))
+    #expect(ELFNeeded.symbolNames(of: "/proc/self/maps") == nil)
+  }
+
   @Test func theServerBinaryLinksNoFullFoundationEvenIndirectly() throws {
     let binary = EmulatorProcess.executableURL().path
     let direct = try #require(ELFNeeded.libraries(of: binary))
-    #expect(direct.contains("libswiftCore.so"), "\(direct)")
     let all = try Self.allNeeded(binary, runtime: try Self.runtimeFolder())
     #expect(all.isDisjoint(with: Self.fullFoundation), "\(all.intersection(Self.fullFoundation).sorted())")
+    #expect(direct.contains("libc.so.6"), "\(direct)")
+    let symbols = try #require(ELFNeeded.symbolNames(of: binary), "the binary has no symbol table")
+    for prefix in Self.fullFoundationSymbols {
+      #expect(!Self.names(symbols, include: prefix), "the binary has symbols of full Foundation or ICU: \(prefix)")
+    }
+    #expect(Self.names(symbols, include: "$s20FoundationEssentials"), "the binary uses FoundationEssentials")
+    #if os(Linux)
+      let swiftLibraries = direct.filter {
+        $0.hasPrefix("libswift") || $0.contains("Foundation") || $0.hasPrefix("libdispatch")
+      }
+      #expect(swiftLibraries.isEmpty, "the runtime is linked in (Package.swift), yet it needs \(swiftLibraries)")
+    #endif
+  }
+
+  /// A running server maps no Swift or Foundation shared library, and no ICU data.
+  @Test func aRunningServerMapsNoFoundationOrICU() throws {
+    let server = try EmulatorProcess(arguments: ["--in-memory"])
+    defer { _ = server.terminate() }
+    let maps = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/maps", encoding: .utf8)
+    let files = Set(
+      maps.split(separator: "\n").compactMap { line in
+        line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first
+      })
+    #expect(files.contains { $0.hasSuffix("/storage-emulator") }, "\(files.sorted())")
+    let loaded = files.filter { $0.contains("Foundation") || $0.contains("icu") || $0.contains("ICU") }
+    #expect(loaded.isEmpty, "\(loaded.sorted())")
+    #if os(Linux)
+      #expect(!files.contains { $0.contains("libswiftCore") }, "\(files.sorted())")
+    #endif
   }
 }
