@@ -139,18 +139,14 @@ extension FileBackend {
   /// Removes the data files that intents and tombstones name and the winning version does not
   /// use (written before a record that never came, or dropped after one that did).
   private func removeLeftoverData(_ scan: SegmentScan, buckets: Set<String>, log: @Sendable (String) -> Void) {
-    for (key, generations) in scan.dataFiles where buckets.contains(key.bucket) {
+    for (key, generation) in scan.dataFiles where buckets.contains(key.bucket) {
       let winner = scan.winners[key]
-      if winner?.damaged == true { continue }  // its bytes are kept for inspection
-      let keep = winner?.object?.generation
-      for generation in Set(generations) where generation != keep {
-        let base = objectBase(bucket: key.bucket, name: key.name)
-        let file = base.stem + "." + String(generation) + ".data"
-        if SystemCall.retrying({ unlink(base.dir + "/" + file) }) == 0 {
-          log(
-            "recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write"
-          )
-        }
+      // A damaged record's bytes are kept for inspection.
+      if winner?.damaged == true || winner?.object?.generation == generation { continue }
+      let base = objectBase(bucket: key.bucket, name: key.name)
+      let file = base.stem + "." + String(generation) + ".data"
+      if SystemCall.retrying({ unlink(base.dir + "/" + file) }) == 0 {
+        log("recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")
       }
     }
   }

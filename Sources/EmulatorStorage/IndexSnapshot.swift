@@ -153,6 +153,26 @@ enum IndexSnapshot {
     try result.get()
   }
 
+  /// One object in the snapshot's encoding: a log record's payload (`SegmentEntry`).
+  static func encode(_ object: ObjectMetadata) -> [UInt8] {
+    var sink = Sink(fd: -1, capacity: 256)
+    sink.object(object)
+    return sink.buffer
+  }
+
+  /// The object `encode` wrote, of `bucket`; every byte must belong to it.
+  static func decode(_ payload: ArraySlice<UInt8>, bucket: String) throws(Damaged) -> ObjectMetadata {
+    let result = payload.withUnsafeBytes { raw -> Result<ObjectMetadata, Damaged> in
+      Result { () throws(Damaged) -> ObjectMetadata in
+        var source = Source(bytes: raw, offset: 0)
+        let object = try source.object(bucket: bucket)
+        guard source.offset == raw.count else { throw Damaged(description: "it has trailing bytes") }
+        return object
+      }
+    }
+    return try result.get()
+  }
+
   /// The whole snapshot at once (tests, tools).
   static func read(_ path: String) throws(Damaged) -> Contents {
     let opened = try open(path)

@@ -15,8 +15,9 @@ struct SegmentScan: Sendable {
 
   var winners: [ObjectPath: Winner] = [:]
   /// The generations of data files intents and tombstones name: start-up removes those the
-  /// winner does not use (leftovers of interrupted writes).
-  var dataFiles: [ObjectPath: [Int64]] = [:]
+  /// winner does not use (leftovers of interrupted writes). A list, not a table: most name the
+  /// winner's own generation, and hashing each here would cost more than the check later.
+  var dataFiles: [(key: ObjectPath, generation: Int64)] = []
   /// The largest generation in any entry (tombstones and intents too): it seeds the store's
   /// generations, so no new version can lose to an old tombstone.
   var highest: Int64 = 0
@@ -34,22 +35,22 @@ struct SegmentScan: Sendable {
     highest = max(highest, entry.generation)
     switch entry.kind {
     case .intent:
-      let generations = entry.generations
-      highest = max(highest, generations.max() ?? 0)
-      dataFiles[key, default: []] += generations
+      for generation in entry.generations {
+        highest = max(highest, generation)
+        dataFiles.append((key, generation))
+      }
     case .tombstone:
-      dataFiles[key, default: []].append(entry.generation)
+      dataFiles.append((key, entry.generation))
       consider(key, Winner(version: entry.version, object: nil))
     case .record:
       if let current = winners[key], current.version >= entry.version { return }
-      do throws(StorageError) {
-        var object = try ObjectMetadata(record: Array(entry.payload))
-        guard object.bucket == key.bucket, object.name.utf8.elementsEqual(entry.name),
-          object.generation == entry.generation, object.metageneration == entry.metageneration
-        else { throw StorageError.io("the record names another object") }
-        object.bucket = key.bucket  // one string for the bucket's objects
+      // Decoded with the bucket's one string (shared by all its objects).
+      if let object = try? IndexSnapshot.decode(entry.payload, bucket: key.bucket),
+        object.name.utf8.elementsEqual(entry.name), object.generation == entry.generation,
+        object.metageneration == entry.metageneration
+      {
         winners[key] = Winner(version: entry.version, object: object)
-      } catch {
+      } else {
         winners[key] = Winner(version: entry.version, object: nil, damaged: true)
       }
     }
@@ -66,7 +67,7 @@ struct SegmentScan: Sendable {
     } else {
       for (key, winner) in other.winners { consider(key, winner) }
     }
-    for (key, generations) in other.dataFiles { dataFiles[key, default: []] += generations }
+    dataFiles += other.dataFiles
     highest = max(highest, other.highest)
     counts.merge(other.counts) { $0 + $1 }
     problems += other.problems
