@@ -65,6 +65,7 @@ struct SegmentScan: Sendable {
     if winners.isEmpty {
       winners = other.winners
     } else {
+      winners.reserveCapacity(winners.count + other.winners.count)
       for (key, winner) in other.winners { consider(key, winner) }
     }
     dataFiles += other.dataFiles
@@ -113,6 +114,8 @@ struct SegmentScan: Sendable {
       return scan
     }
     var offset = SegmentLog.header.count
+    // About one record per 200 bytes (an intent and a small record are more): no rehashing.
+    scan.winners.reserveCapacity(bytes.count / 200)
     var bucketBytes: ArraySlice<UInt8> = []
     var bucket = ""
     var count = 0
