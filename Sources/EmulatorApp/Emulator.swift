@@ -86,10 +86,10 @@ public final class Emulator: Sendable {
     }
     do {
       if try !store.close(timeout: max(gracePeriod, 1)) {
-        log("index: writes were still running; the next start-up replays the journal")
+        log("index: writes were still running; the next start-up replays the log")
       }
     } catch {
-      log("index: the snapshot was not saved (\(error)); the next start-up replays the journal")
+      log("index: the snapshot was not saved (\(error)); the next start-up replays the log")
     }
   }
 }

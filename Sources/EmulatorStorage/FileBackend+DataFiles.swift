@@ -98,8 +98,8 @@ extension FileBackend {
 
   /// Gives staged data its final name `target`: bytes in memory are written there (synced with
   /// `fsync`), a staged file is renamed there. The shard folder is made only when it is missing.
-  /// Either way the record does not name `target` yet: after a crash it is a leftover of an
-  /// interrupted write, which start-up removes (the journal names its generation).
+  /// Either way no record names `target` yet: after a crash it is a leftover of an interrupted
+  /// write, which start-up removes (an intent entry names its generation).
   func place(_ staged: StagedData, at target: String) throws(StorageError) {
     if let bytes = staged.bytes {
       try files.writeFile(bytes, to: target, makingFolder: true)

@@ -7,7 +7,7 @@ import EmulatorSupport
 /// Noncurrent generations (versioned buckets) in `buckets/<bucket>/noncurrent/`:
 /// `<sha>.<generation>.json` (the object's record with a `timeDeleted`) and
 /// `<sha>.<generation>.data` (a hard link to the bytes the live version had). They are apart from
-/// the live objects, so the index snapshot, the journal and the live objects' recovery never see
+/// the live objects, so the index snapshot, the log and the live objects' recovery never see
 /// them; start-up lists this folder per bucket (empty unless versioning was used).
 ///
 /// Archiving links the data and writes the record before the live version is replaced or

@@ -6,11 +6,10 @@ import EmulatorSupport
   import Darwin
 #endif
 
-/// The record files: `bucket.json` and each object's `<sha>.json`, whose rename is a write's
-/// commit point.
+/// Bucket records (`bucket.json`), and objects' commits: record entries appended to the log,
+/// the commit point of a write (see `FileBackend`).
 extension FileBackend {
   public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {
-    try journal(IndexJournal.bucketLine(bucket.name))
     let dir = bucketDir(bucket.name)
     try files.makeDirectory(dir)
     try files.makeDirectory(dir + "/objects")
@@ -42,7 +41,6 @@ extension FileBackend {
   }
 
   public func removeBucket(_ name: String) throws(StorageError) {
-    try journal(IndexJournal.bucketLine(name))
     let dir = bucketDir(name)
     // Remove the record first: a bucket folder without one is skipped at start-up.
     let code = files.calls.unlink(dir + "/bucket.json")
@@ -56,45 +54,49 @@ extension FileBackend {
   }
 
   public func isDamaged(bucket: String, name: String) -> Bool {
-    let path = recordPath(
-      ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0))
+    let path = recordPath(bucket: bucket, name: name)
     return damaged.withLock { $0.contains(path) }
   }
 
+  /// A tombstone beating the damaged record (its generation, or now if larger), then its data.
   public func removeDamaged(bucket: String, name: String) throws(StorageError) {
-    let probe = ObjectMetadata(bucket: bucket, name: name, generation: 0, size: 0, md5: nil, crc32c: 0, now: 0)
-    let path = recordPath(probe)
+    let path = recordPath(bucket: bucket, name: name)
     guard damaged.withLock({ $0.contains(path) }) else { return }
-    try journal(IndexJournal.objectLine(bucket: bucket, name: name, generations: nil))
-    let base = objectBase(probe)
-    guard SystemCall.retrying({ unlink(path) }) == 0 || errno == ENOENT else { throw Self.error("delete the damaged object", errno) }
-    for file in (try? FileManager.default.contentsOfDirectory(atPath: base.dir)) ?? []
-    where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") {
+    let generation = max(Timestamp.nowMicroseconds(), damagedGenerations.withLock { $0[path] ?? 0 })
+    try segments.append(SegmentEntry.tombstone(bucket: bucket, name: name, generation: generation))
+    let base = objectBase(bucket: bucket, name: name)
+    for file in Self.names(in: base.dir) ?? [] where file.hasPrefix(base.stem + ".") && file.hasSuffix(".data") {
       unlink(base.dir + "/" + file)
     }
     damaged.withLock { _ = $0.remove(path) }
   }
 
   public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
-    let base = objectBase(object)
-    let record = base.dir + "/" + base.stem + ".json"
-    defer { damaged.withLock { if !$0.isEmpty { _ = $0.remove(record) } } }
+    defer {
+      if damaged.withLock({ !$0.isEmpty }) {
+        let path = recordPath(object)
+        damaged.withLock { _ = $0.remove(path) }
+      }
+    }
     guard let data else {
-      // A metadata change: the record exists (unless removed by hand: then it is written anew).
-      try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: []), once: true)
-      try files.writeAtomically(object.recordJSON(), to: record, temp: tempPath("record"), replacing: true)
+      // A metadata change: one record entry.
+      try segments.append(SegmentEntry.record(object))
       return
     }
     var generations = [object.generation]
     if let previous, previous.generation != object.generation { generations.append(previous.generation) }
-    // Named in the journal before the data file exists, so start-up finds a leftover of it.
-    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: generations))
+    // Named before the data file exists, so start-up finds a leftover of it (not synced: a kill
+    // leaves it in the file; only a power cut can lose it, and then an unnamed file is garbage,
+    // not damage).
+    try segments.append(
+      SegmentEntry.intent(bucket: object.bucket, name: object.name, generations: generations), entries: 0, sync: false)
+    let base = objectBase(object)
     let target = base.dir + "/" + base.stem + "." + String(object.generation) + ".data"
     try place(data, at: target)
     do {
       // The data file's name is durable before the record that points at it.
       files.syncDirectory(base.dir)
-      try files.writeAtomically(object.recordJSON(), to: record, temp: tempPath("record"))
+      try segments.append(SegmentEntry.record(object))
     } catch {
       files.calls.unlink(target)
       throw error
@@ -103,11 +105,22 @@ extension FileBackend {
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
-    try journal(IndexJournal.objectLine(bucket: object.bucket, name: object.name, generations: [object.generation]))
-    let record = recordPath(object)
-    let code = files.calls.unlink(record)
-    guard code == 0 || code == ENOENT else { throw Self.error("delete the object", code) }
-    files.syncDirectory(PathText.parent(record))
+    try segments.append(SegmentEntry.tombstone(bucket: object.bucket, name: object.name, generation: object.generation))
     files.calls.unlink(dataPath(object))
+  }
+
+  func readBucketRecord(_ bucket: String) -> BucketInfo? {
+    guard let bytes = FileManager.default.contents(atPath: bucketDir(bucket) + "/bucket.json").map(Array.init),
+      let document = try? JSONValue.parse(bytes), let name = document["name"]?.stringValue,
+      let created = document["timeCreated"]?.stringValue.flatMap({ Int64($0) }), name == bucket
+    else { return nil }
+    // Records written before buckets had settings hold only the name and creation time.
+    var info = BucketInfo(name: name, timeCreated: created, settings: document["settings"])
+    if let updated = document["updated"]?.stringValue.flatMap({ Int64($0) }) { info.updated = updated }
+    if let metageneration = document["metageneration"]?.stringValue.flatMap({ Int64($0) }) {
+      info.metageneration = metageneration
+    }
+    if let access = document["access"] { info.access = BucketAccess(record: access) }
+    return info
   }
 }

@@ -2,8 +2,9 @@ import Crypto
 import Dispatch
 import EmulatorSupport
 
-/// The start-up of a folder without a usable snapshot: every record is read, the shard folders
-/// several at a time (`readThreads`), cleaning up what interrupted writes left.
+/// Format 1's records, read once to migrate a folder (`FileBackend+Migration`): every record is
+/// read, the shard folders several at a time (`readThreads`), cleaning up what interrupted writes
+/// left.
 extension FileBackend {
   /// What one shard folder holds.
   private struct ShardScan {

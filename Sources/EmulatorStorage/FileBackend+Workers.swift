@@ -7,8 +7,8 @@ import EmulatorSupport
   import Darwin
 #endif
 
-/// Threads for start-up's reads of many small files (every record without a snapshot, the
-/// records the journal names with one).
+/// Threads for start-up's reads of many files (log segments; every record of a format-1 folder
+/// being migrated).
 extension FileBackend {
   /// More threads than cores: a read that waits for the disk (the page cache rarely holds a
   /// million records) lets another thread's read start, so the disk sees many at once.

@@ -9,31 +9,39 @@ import Synchronization
   import Darwin
 #endif
 
-/// Keeps objects in a data folder. Layout (format 1, described in the README):
+/// Keeps objects in a data folder. Layout (format 2, described in the README):
 ///
-///     FORMAT                                       "storage-emulator data format 1"
+///     FORMAT                                       "storage-emulator data format 2"
+///     log/<sequence, 16 hex digits>.seg            object records, append-only (`SegmentLog`)
+///     index.snapshot                               the index as of a log position (`IndexSnapshot`)
 ///     tmp/                                         staging and spooled request bodies; emptied at start-up
 ///     uploads/<id>.json, <id>.part                 a resumable upload session and its bytes
 ///     multipart/<id>.json, <id>.<n>.part           an XML multipart upload and its parts
 ///     projects.json                                HMAC keys made through the API
 ///     buckets/<bucket>/bucket.json                 the bucket record
-///     buckets/<bucket>/objects/<hh>/<sha>.json     an object's metadata record
-///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   its bytes
+///     buckets/<bucket>/noncurrent/…                noncurrent generations (versioned buckets)
+///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   an object's bytes
 ///
 /// `<sha>` is the hex SHA-256 of the object name's UTF-8 bytes and `<hh>` its first two digits,
 /// so no name, whatever its slashes or dots, can reach outside the folder, and names that differ
 /// only in Unicode normalisation stay distinct.
 ///
-/// Commit protocol: the journal names the new generation; its bytes get their final `.data` name
-/// (a body held in memory is written there directly, a file staged in `tmp/` is renamed there);
-/// then the metadata record is written to `tmp/` and renamed over `<sha>.json`. That rename is the
-/// commit point: before it the old record (and its data file) is live, after it the new one. The
-/// old generation's data file is removed afterwards. At start-up any `.data` file that its record
-/// does not name, and everything in `tmp/`, is a leftover of an interrupted write and is removed.
-/// With `fsync`, files are synced before a record names them and folders after a name changes in
-/// them (`DurableFiles`).
+/// Commit protocol: an intent entry names the new generation (and the one it replaces); the bytes
+/// get their final `.data` name (a body held in memory is written there directly, a file staged
+/// in `tmp/` is renamed there); then the object's record entry is appended to the log. That append
+/// is the commit point: before it the old version is live, after it the new one (replay keeps the
+/// largest (generation, metageneration) of each object). The old generation's data file is removed
+/// afterwards. A delete appends a tombstone, then removes the data file. At start-up, data files
+/// that intents or tombstones name and the winning version does not use, and everything in
+/// `tmp/`, are leftovers of interrupted writes and are removed. With `fsync`, data files and
+/// folders are synced before a record names them (`DurableFiles`), and an entry is acknowledged
+/// once the log is synced past it (group commit, `SegmentLog`).
+///
+/// A format-1 folder (one `<sha>.json` record per object and `index.journal`) is migrated at
+/// start-up (`FileBackend+Migration`).
 public final class FileBackend: StorageBackend {
-  public static let formatLine = "storage-emulator data format 1\n"
+  public static let formatLine = "storage-emulator data format 2\n"
+  static let formatOneLine = "storage-emulator data format 1\n"
 
   public let root: URL
   public let fsync: Bool
@@ -43,14 +51,18 @@ public final class FileBackend: StorageBackend {
   /// Temporary file names: this process, a per-process random salt (two processes with the same
   /// pid in different containers sharing a folder) and a counter.
   private let tempPrefix = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))-"
-  let journalState = Locked(JournalState())
+  /// The generations of damaged records (a tombstone for one must be at least as large).
+  let damagedGenerations = Locked<[String: Int64]>([:])
+  let snapshotInfo = Locked(SnapshotInfo())
+  /// The log's appends (opened by `load`).
+  let segments: SegmentLog
   let loadKind = Locked<LoadKind?>(nil)
 
   /// How the last `load` found the index.
   public enum LoadKind: Sendable, Equatable {
-    /// From `index.snapshot`, re-reading the records of this many journaled objects and buckets.
+    /// From `index.snapshot`, with this many objects changed in the segments replayed over it.
     case snapshot(replayed: Int)
-    /// By reading every record.
+    /// By reading every log segment (or every record of a format-1 folder).
     case scan
   }
 
@@ -64,12 +76,16 @@ public final class FileBackend: StorageBackend {
   let bucketsPath: String
 
   public init(root: URL, fsync: Bool = false, calls: FileCalls = .direct) throws(StorageError) {
-    self.root = root.standardizedFileURL
-    tmpPath = self.root.appendingPathComponent("tmp", isDirectory: true).path
-    bucketsPath = self.root.appendingPathComponent("buckets", isDirectory: true).path
+    let root = root.standardizedFileURL
+    self.root = root
+    let tmpPath = root.appendingPathComponent("tmp", isDirectory: true).path
+    self.tmpPath = tmpPath
+    bucketsPath = root.appendingPathComponent("buckets", isDirectory: true).path
     self.fsync = fsync
-    files = DurableFiles(calls: calls, fsync: fsync)
-    try prepareRoot()
+    let files = DurableFiles(calls: calls, fsync: fsync)
+    self.files = files
+    segments = SegmentLog(directory: root.path + "/log", files: files)
+    try Self.prepareRoot(root, files: files, tempPath: tmpPath + "/format-\(getpid()).record")
   }
 
   var tmp: URL { root.appendingPathComponent("tmp", isDirectory: true) }
@@ -87,22 +103,26 @@ public final class FileBackend: StorageBackend {
   }
   var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
 
-  private func prepareRoot() throws(StorageError) {
+  /// Creates the folder (a new one in format 2); a folder of format 1 is left for `load` to
+  /// migrate, one of another format refused.
+  private static func prepareRoot(_ root: URL, files: DurableFiles, tempPath: String) throws(StorageError) {
     do {
       // With `fsync`, each folder created here is made durable in its parent.
-      for folder in [root, bucketsDir, tmp] { try files.makeDirectory(folder.path) }
+      for folder in ["", "/buckets", "/tmp"] { try files.makeDirectory(root.path + folder) }
     } catch {
       throw StorageError.io("cannot create the data folder: \(error)")
     }
     let formatFile = root.appendingPathComponent("FORMAT")
     if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
+      if existing == formatOneLine { return }
       guard existing == Self.formatLine else {
         throw StorageError.io(
           "the data folder holds format '\(existing.trimmingWhitespaceAndNewlines())', this version reads '\(Self.formatLine.trimmingWhitespaceAndNewlines())'"
         )
       }
     } else {
-      try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath("record"))
+      try files.makeDirectory(root.path + "/log")
+      try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath)
     }
   }
 
@@ -129,8 +149,11 @@ public final class FileBackend: StorageBackend {
     return (bucketDir(bucket) + "/objects/" + stem.prefix(2), stem)
   }
 
-  func recordPath(_ object: ObjectMetadata) -> String {
-    let base = objectBase(object)
+  /// Where format 1 kept an object's record (format 2 names a damaged record by it).
+  func recordPath(_ object: ObjectMetadata) -> String { recordPath(bucket: object.bucket, name: object.name) }
+
+  func recordPath(bucket: String, name: String) -> String {
+    let base = objectBase(bucket: bucket, name: name)
     return base.dir + "/" + base.stem + ".json"
   }
 
@@ -152,13 +175,11 @@ public final class FileBackend: StorageBackend {
       try? fm.removeItem(atPath: tmp.path + "/" + leftover)
       log("recovery: removed the unfinished write tmp/\(leftover)")
     }
-    if let state = loadFromSnapshot(log: log) { return state }
-    var state = scanRecords(log: log)
-    loadKind.withLock { $0 = .scan }
-    // Every record was read: the store saves a snapshot of a new epoch, so the next start-up
-    // reads one file instead.
-    state.wantsSnapshot = true
-    return state
+    if (try? String(contentsOf: root.appendingPathComponent("FORMAT"), encoding: .utf8)) == Self.formatOneLine {
+      return try migrateFormatOne(log: log)
+    }
+    finishMigrationCleanup(log: log)
+    return try loadSegments(log: log)
   }
 
   static func error(_ action: String, _ code: Int32) -> StorageError {

@@ -15,9 +15,9 @@ extension IndexSnapshot {
     var crc = CRC32C()
     var failed: Int32?
 
-    init(fd: Int32) {
+    init(fd: Int32, capacity: Int = 1 << 20) {
       self.fd = fd
-      buffer.reserveCapacity(1 << 20)
+      buffer.reserveCapacity(capacity)
     }
 
     mutating func bytes(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }

@@ -7,19 +7,19 @@ import EmulatorSupport
 #endif
 
 /// A binary copy of the whole index (`index.snapshot` in the data folder), so start-up reads one
-/// file instead of one record per object. It is only a cache of the records: each one belongs to
-/// an *epoch*, and the journal (`index.journal`) names every object changed since it was written.
-/// Start-up uses the snapshot only when the journal is of the same epoch, then re-reads the
-/// records the journal names; anything unexpected (a bad checksum, a truncated file, another
-/// version, a journal of another epoch) falls back to reading every record.
+/// file instead of every log segment. It covers the log up to a position: its *epoch* is the
+/// sequence of the first segment it may not hold (start-up replays that segment and every later
+/// one over it). Anything unexpected (a bad checksum, a truncated file, another version) falls
+/// back to reading every segment.
 ///
-/// Layout: `magic`, epoch (u64), bucket count, per bucket its name, creation time and object
-/// count, the damaged record paths, then every bucket's objects (in bucket, then name order), then
-/// a CRC32C of everything before it. Integers are little-endian; strings a varint length and
+/// Layout: `magic`, epoch (u64), the highest generation the store had made (u64), the older
+/// segments and their record counts (a count, then sequence u64 and count varint each), bucket
+/// count, per bucket its name, creation time and object count, the damaged record paths, then
+/// every bucket's objects (in bucket, then name order), then a CRC32C of everything before it. Integers are little-endian; strings a varint length and
 /// UTF-8 bytes. The header comes first so the objects can be decoded on one thread while another
 /// indexes them (`ObjectBatches`).
 enum IndexSnapshot {
-  static let magic = Array("storage-emulator index snapshot 3\n".utf8)
+  static let magic = Array("storage-emulator index snapshot 4\n".utf8)
 
   struct Contents {
     var epoch: UInt64
@@ -33,7 +33,8 @@ enum IndexSnapshot {
 
   /// Writes the snapshot to `path` (the caller renames it into place).
   static func write<Objects: Collection<ObjectMetadata>>(
-    epoch: UInt64, buckets: [(info: BucketInfo, objects: Objects)], damaged: [String], to path: String, sync: Bool
+    epoch: UInt64, highest: Int64 = 0, segments: [(sequence: UInt64, entries: Int)] = [],
+    buckets: [(info: BucketInfo, objects: Objects)], damaged: [String], to path: String, sync: Bool
   ) throws(StorageError) {
     let fd = SystemCall.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     guard fd >= 0 else { throw FileBackend.error("write the index snapshot", errno) }
@@ -41,6 +42,12 @@ enum IndexSnapshot {
     var sink = Sink(fd: fd)
     sink.bytes(magic)
     sink.u64(epoch)
+    sink.u64(UInt64(bitPattern: highest))
+    sink.varint(UInt64(segments.count))
+    for segment in segments {
+      sink.u64(segment.sequence)
+      sink.varint(UInt64(segment.entries))
+    }
     sink.varint(UInt64(buckets.count))
     for bucket in buckets {
       sink.string(bucket.info.name)
@@ -65,6 +72,8 @@ enum IndexSnapshot {
   /// `decodeObjects`.
   struct Opened: @unchecked Sendable {
     var epoch: UInt64
+    var highest: Int64 = 0
+    var segments: [UInt64: Int] = [:]
     var buckets: [(info: BucketInfo, count: Int)]
     var damaged: [String]
     fileprivate var bytes: [UInt8] = []
@@ -85,6 +94,12 @@ enum IndexSnapshot {
         guard crc.value == stored else { throw Damaged(description: "its checksum does not match") }
         var source = Source(bytes: body, offset: magic.count)
         let epoch = try source.u64()
+        let highest = Int64(bitPattern: try source.u64())
+        var segments: [UInt64: Int] = [:]
+        for _ in 0..<(try source.count()) {
+          let sequence = try source.u64()
+          segments[sequence] = Int(clamping: try source.varint())
+        }
         var buckets: [(info: BucketInfo, count: Int)] = []
         for _ in 0..<(try source.count()) {
           let name = try source.string()
@@ -93,7 +108,9 @@ enum IndexSnapshot {
         }
         var damaged: [String] = []
         for _ in 0..<(try source.count()) { damaged.append(try source.string()) }
-        return Opened(epoch: epoch, buckets: buckets, damaged: damaged, objectsOffset: source.offset)
+        return Opened(
+          epoch: epoch, highest: highest, segments: segments, buckets: buckets, damaged: damaged,
+          objectsOffset: source.offset)
       }
     }
     var opened = try header.get()
@@ -134,6 +151,26 @@ enum IndexSnapshot {
       }
     }
     try result.get()
+  }
+
+  /// One object in the snapshot's encoding: a log record's payload (`SegmentEntry`).
+  static func encode(_ object: ObjectMetadata) -> [UInt8] {
+    var sink = Sink(fd: -1, capacity: 256)
+    sink.object(object)
+    return sink.buffer
+  }
+
+  /// The object `encode` wrote, of `bucket`; every byte must belong to it.
+  static func decode(_ payload: ArraySlice<UInt8>, bucket: String) throws(Damaged) -> ObjectMetadata {
+    let result = payload.withUnsafeBytes { raw -> Result<ObjectMetadata, Damaged> in
+      Result { () throws(Damaged) -> ObjectMetadata in
+        var source = Source(bytes: raw, offset: 0)
+        let object = try source.object(bucket: bucket)
+        guard source.offset == raw.count else { throw Damaged(description: "it has trailing bytes") }
+        return object
+      }
+    }
+    return try result.get()
   }
 
   /// The whole snapshot at once (tests, tools).

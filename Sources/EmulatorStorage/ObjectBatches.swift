@@ -2,7 +2,7 @@ import EmulatorSupport
 
 /// Objects with their keys (made on the producer's thread too), not yet in the index: either all
 /// in one bucket, in key order and after the previous batch's (`inOrder`, the snapshot's), or in
-/// any order and buckets (the journal's replay).
+/// any order and buckets (the log's replay).
 public struct ObjectBatch: Sendable {
   public var bucket: String
   public var keys: [ObjectKey] = []
@@ -21,7 +21,7 @@ public struct ObjectBatch: Sendable {
 }
 
 /// Objects handed from producer threads to the consumer in batches (a bounded queue), so
-/// decoding and indexing a large snapshot, and re-reading the records the journal names, overlap
+/// decoding and indexing a large snapshot, and handing over the records the log replays, overlap
 /// on every core.
 ///
 /// Invariant: every `var` is touched only with `condition` locked.

@@ -31,7 +31,7 @@ extension ObjectStore {
   }
 
   /// Deletes every object (noncurrent generations of versioned buckets too) and every bucket,
-  /// one at a time through the ordinary delete of a generation (so each is journaled, nothing is
+  /// one at a time through the ordinary delete of a generation (so each is logged, nothing is
   /// archived, and a crash in the middle leaves a consistent, partly emptied store). Writes
   /// racing with it may leave their objects behind. Returns the live objects and buckets removed.
   @discardableResult

@@ -1,4 +1,5 @@
 import EmulatorSupport
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -6,15 +7,15 @@ import EmulatorSupport
   import Darwin
 #endif
 
-/// Snapshots saved while writes go on, so that after a crash start-up re-reads only the records
-/// named since the last one (see `FileBackend+Journal`).
+/// Snapshots saved while writes go on, so that after a crash start-up replays only the log
+/// written since the last one (see `FileBackend+Snapshots`), and compaction of the log after each.
 ///
-/// A snapshot must hold every change the new journal does not name. A write names its object in
-/// the journal before changing the folder, and is published in the index after: so once the
-/// backend has begun the new journal, the store waits until every write that began before that
-/// moment has ended (writes are counted by phase, and the phase flips right after the new journal
-/// begins), and only then copies the index. Later writes may or may not be in the copy; they are
-/// in the new journal either way. Nothing waits on the snapshot: it is written on its own thread.
+/// A snapshot must hold every change in the log before its epoch. A write appends to the log
+/// before it is published in the index: so once the backend has rolled the log, the store waits
+/// until every write that began before that moment has ended (writes are counted by phase, and
+/// the phase flips right after the roll), and only then copies the index. Later writes may or may
+/// not be in the copy; they are in the replayed log either way. Nothing waits on the snapshot: it
+/// is written on its own thread.
 extension ObjectStore {
   /// Objects from which the snapshot a start-up asks for is saved in the background (below, it
   /// takes milliseconds).
@@ -62,7 +63,45 @@ extension ObjectStore {
       while writes.withLock({ $0.active[previous] }) > 0 { usleep(500) }
       try backend.finishSnapshot(snapshotState(), epoch: epoch)
     } catch {
-      log("index: no snapshot saved in the background (\(error)); the journal still names every change")
+      log("index: no snapshot saved in the background (\(error)); the log still holds every change")
+      return
+    }
+    compactWhileDue()
+  }
+
+  /// Compacts the log's oldest segments while the backend asks for it (after a snapshot, on the
+  /// snapshot's thread). A record is kept when it is the live version, checked under the object's
+  /// stripe lock: a delete or a new generation holds that lock from its append to its publish, so
+  /// a record found live here has no tombstone or newer generation appended yet. (The backend
+  /// drops the records of deleted buckets itself.)
+  func compactWhileDue() {
+    while backend.compactionDue && !writes.withLock({ $0.closed }) {
+      do {
+        let compacted = try backend.compactOldestSegment { bucket, name, version, keep throws(StorageError) in
+          let lock = stripe(WriteStripe.Key(bucket: bucket, name: name))
+          lock.lock()
+          defer { lock.unlock() }
+          let live = index.withLock { buckets -> ObjectMetadata?? in
+            guard let objects = buckets[bucket]?.objects else { return .none }
+            return .some(objects[name])
+          }
+          switch live {
+          case .none:
+            // A bucket the index does not hold but whose folder is there (its record was found
+            // damaged at start-up): its objects are kept for when it is repaired.
+            try keep()
+          case .some(let object?) where object.generation == version.generation
+            && object.metageneration == version.metageneration:
+            try keep()
+          default:
+            break
+          }
+        }
+        if !compacted { return }
+      } catch {
+        log("index: log compaction stopped (\(error))")
+        return
+      }
     }
   }
 
@@ -77,6 +116,8 @@ extension ObjectStore {
       buckets.values.sorted { $0.info.name < $1.info.name }.map { (info: $0.info, keys: $0.keys, objects: $0.objects) }
     }
     var state = LoadedState()
+    // Every generation made so far is at most this (writes begun before have ended).
+    state.highestGeneration = lastGeneration.load(ordering: .relaxed)
     state.objects.reserveCapacity(tables.reduce(0) { $0 + $1.keys.count })
     for bucket in tables {
       state.buckets.append(bucket.info)

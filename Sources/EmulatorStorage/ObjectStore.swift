@@ -58,7 +58,8 @@ public final class ObjectStore: Sendable {
       built = try Self.buildIndex(loaded)
     }
     var buckets = built.buckets
-    let highest = max(built.highest, loaded.noncurrent.map(\.object.generation).max() ?? 0)
+    let highest = max(
+      built.highest, loaded.highestGeneration, loaded.noncurrent.map(\.object.generation).max() ?? 0)
     Self.addNoncurrent(loaded.noncurrent, to: &buckets, backend: backend, log: log)
     index.withLock { $0 = buckets }
     lastGeneration.store(highest, ordering: .relaxed)
@@ -95,7 +96,7 @@ public final class ObjectStore: Sendable {
     // (so they are uniquely referenced and grow in place).
     var current: (name: String, index: BucketIndex)?
     var sorted = true
-    // New names replayed from the journal, by bucket: merged into the sorted names at the end.
+    // New names replayed from the log, by bucket: merged into the sorted names at the end.
     var late: [String: [ObjectKey]] = [:]
     func add(_ object: ObjectMetadata, key: ObjectKey, unordered: Bool = false) {
       if current?.name != object.bucket {
@@ -181,7 +182,7 @@ public final class ObjectStore: Sendable {
 
   /// Refuses new writes, waits (up to `timeout` seconds) for those in progress and for a
   /// background snapshot, then saves a snapshot of the index so the next start-up is fast.
-  /// Returns false when writes were still running (no snapshot then: the journal still names
+  /// Returns false when writes were still running (no snapshot then: the log still holds
   /// every change, so nothing is lost).
   @discardableResult
   public func close(timeout: Double = 5) throws(StorageError) -> Bool {

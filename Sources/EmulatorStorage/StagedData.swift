@@ -6,7 +6,7 @@ public struct StagedData: Sendable {
   public let id: String
   public let size: Int64
   /// A small body not written anywhere yet: `FileBackend.commit` writes it straight to the
-  /// object's final `.data` name (after the journal names that generation, before the record
+  /// object's final `.data` name (after an intent entry names that generation, before the record
   /// that makes it live), so it costs one file instead of a temporary file and a rename.
   var bytes: [UInt8]? = nil
 }

@@ -47,12 +47,18 @@ public protocol StorageBackend: Sendable {
   /// A folder for request bodies too large to hold in memory, on the file system of the data
   /// (so `stage(file:)` moves them instead of copying); nil: bodies are kept in memory.
   var spoolDirectory: String? { get }
-  /// Whether the backend asks for a snapshot while writes go on (its journal grew long).
+  /// Whether the backend asks for a snapshot while writes go on (its log grew long).
   var snapshotDue: Bool { get }
   /// A snapshot while writes go on: `beginSnapshot` starts recording changes for the new one;
   /// `finishSnapshot` saves what was published once every write begun before it had ended.
   func beginSnapshot() throws(StorageError) -> UInt64
   func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError)
+  /// Whether the backend asks for `compactOldestSegment` (its log holds many replaced entries).
+  var compactionDue: Bool { get }
+  /// Drops what is no longer live from the oldest part of the log: `visit` is called for each
+  /// record there with a way to keep it, which it calls (holding the object's lock) when that
+  /// version is still the live one. False when there was nothing to compact.
+  func compactOldestSegment(_ visit: CompactionVisitor) throws(StorageError) -> Bool
 }
 
 extension StorageBackend {
@@ -62,4 +68,6 @@ extension StorageBackend {
   public var snapshotDue: Bool { false }
   public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
   public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
+  public var compactionDue: Bool { false }
+  public func compactOldestSegment(_ visit: CompactionVisitor) throws(StorageError) -> Bool { false }
 }

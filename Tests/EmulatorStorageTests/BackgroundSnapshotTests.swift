@@ -4,7 +4,7 @@ import Testing
 
 @testable import EmulatorStorage
 
-/// Snapshots saved while writes go on (issue #22 target 1: a crash replays only a short journal
+/// Snapshots saved while writes go on (issue #22 target 1: a crash replays only a short log
 /// tail), and every state a kill during one can leave.
 @Suite struct BackgroundSnapshotTests {
   func file(_ root: URL, _ name: String) -> String { root.appendingPathComponent(name).path }
@@ -54,20 +54,21 @@ import Testing
     #expect(try reopened.metadata(bucket: "bkt", name: "w3/99").custom == ["n": "99"])
   }
 
-  /// The race the phases close: a write already named in the old journal, not yet in the index,
-  /// when the snapshot begins. Without the wait, the snapshot would miss it and the new journal
-  /// would not name it: lost after a kill.
-  @Test func aSnapshotWaitsForAWriteJournaledBeforeItBegan() throws {
+  /// The race the phases close: a write already appended to the log before the roll, not yet in
+  /// the index, when the snapshot begins. Without the wait, the snapshot would miss it and the
+  /// replayed segments would not hold it: lost after a kill.
+  @Test func aSnapshotWaitsForAWriteLoggedBeforeItBegan() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
-    let armed = Atomic<Bool>(false)
+    let armed = Atomic<Int>(0)
     let reached = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let calls = FileCalls.recording { line in
-      // The record of the armed write is committed on disk; it is not yet published.
-      if line.hasPrefix("rename "), line.hasSuffix(".json"),
-        armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged
+      // The record of the armed write (its second append, after the intent) is in the log; it
+      // is not yet published.
+      if line.hasPrefix("write "), line.hasSuffix(".seg"), armed.load(ordering: .relaxed) > 0,
+        armed.subtract(1, ordering: .relaxed).newValue == 0
       {
         reached.signal()
         release.wait()
@@ -76,26 +77,24 @@ import Testing
     let backend = try FileBackend(root: root, calls: calls)
     let store = try ObjectStore(backend: backend)
     _ = try store.insert(bucket: "bkt", name: "before", data: [1])
-    armed.store(true, ordering: .relaxed)
+    armed.store(2, ordering: .relaxed)
     let writer = Thread { _ = try? store.insert(bucket: "bkt", name: "slow", data: [2]) }
     writer.start()
     reached.wait()
     store.startSnapshot()
     Thread.sleep(forTimeInterval: 0.3)
     #expect(store.writes.withLock { $0.snapshotting }, "the snapshot waits for the write in progress")
-    #expect(FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
     release.signal()
     store.waitForSnapshot()
-    #expect(!FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
-    let journal = try #require(IndexJournal.read(file(root, "index.journal")))
-    #expect(journal.lineCount == 0, "the slow write was journaled before the new epoch")
+    let snapshot = try IndexSnapshot.read(file(root, "index.snapshot"))
+    #expect(snapshot.state.objects.map(\.name) == ["before", "slow"], "the slow write is in the snapshot")
     let (reopenedBackend, reopened) = try reopen(root)
     #expect(reopenedBackend.loadedFrom == .snapshot(replayed: 0))
     #expect(try reopened.read(bucket: "bkt", name: "slow").1 == [2])
     #expect(try reopened.read(bucket: "bkt", name: "before").1 == [1])
   }
 
-  @Test func killedBeforeTheNewSnapshotIsInstalledTheOldPairStillNamesEveryChange() throws {
+  @Test func killedBeforeTheNewSnapshotIsInstalledTheOldOneAndTheLogHoldEveryChange() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
@@ -108,23 +107,20 @@ import Testing
       let backend = try FileBackend(root: root)
       let store = try ObjectStore(backend: backend)
       _ = try backend.beginSnapshot()
-      // Written into both journals; the snapshot is never finished (killed).
+      // Appended after the roll; the snapshot is never finished (killed).
       _ = try store.insert(bucket: "bkt", name: "during", data: [2])
       try store.delete(bucket: "bkt", name: "old")
-      #expect(FileManager.default.fileExists(atPath: file(root, "index.journal.next")))
     }
     let (backend, store) = try reopen(root)
     #expect(backend.loadedFrom == .snapshot(replayed: 2))
     #expect(try store.read(bucket: "bkt", name: "during").1 == [2])
     #expect(throws: StorageError.self) { try store.metadata(bucket: "bkt", name: "old") }
-    #expect(!FileManager.default.fileExists(atPath: file(root, "index.journal.next")), "the leftover is removed")
   }
 
-  @Test func killedBetweenInstallingTheSnapshotAndItsJournalTheNextJournalIsUsed() throws {
+  @Test func writesAfterTheRollAreReplayedOverTheNewSnapshot() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
-    let oldJournal: Data
     do {
       let store = try ObjectStore(backend: FileBackend(root: root))
       _ = try store.insert(bucket: "bkt", name: "old", data: [1])
@@ -133,19 +129,13 @@ import Testing
       let reopened = try ObjectStore(backend: backend)
       let epoch = try backend.beginSnapshot()
       let state = reopened.snapshotState()
-      _ = try reopened.insert(bucket: "bkt", name: "after", data: [3])  // not in `state`: only journaled
-      oldJournal = try Data(contentsOf: root.appendingPathComponent("index.journal"))
+      _ = try reopened.insert(bucket: "bkt", name: "after", data: [3])  // not in `state`: only logged
       try backend.finishSnapshot(state, epoch: epoch)
     }
-    // As if killed between the two renames: the new snapshot, the old journal, the new one aside.
-    try FileManager.default.moveItem(atPath: file(root, "index.journal"), toPath: file(root, "index.journal.next"))
-    try oldJournal.write(to: root.appendingPathComponent("index.journal"))
     let (backend, store) = try reopen(root)
     #expect(backend.loadedFrom == .snapshot(replayed: 1))
     #expect(try store.read(bucket: "bkt", name: "after").1 == [3])
     #expect(try store.read(bucket: "bkt", name: "old").1 == [1])
-    let snapshot = try IndexSnapshot.read(file(root, "index.snapshot"))
-    #expect(IndexJournal.read(file(root, "index.journal"))?.epoch == snapshot.epoch, "the journal is installed")
   }
 
   @Test func aSnapshotOfAnOlderVersionMeansAFullScanThenANewSnapshot() throws {
@@ -169,6 +159,6 @@ import Testing
     #expect(try store.list(bucket: "bkt", query: ListQuery()).items.count == 20)
     let rebuilt = try IndexSnapshot.read(file(root, "index.snapshot"))
     #expect(rebuilt.state.objects.count == 20)
-    #expect(IndexJournal.read(file(root, "index.journal"))?.epoch == rebuilt.epoch)
+    #expect(rebuilt.epoch == backend.segments.activeSequence)
   }
 }

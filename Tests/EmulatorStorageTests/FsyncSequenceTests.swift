@@ -10,7 +10,7 @@ import Testing
 @Suite struct FsyncSequenceTests {
   /// One write path's recorded calls, with the paths that vary from run to run made stable:
   /// the data folder is `.`, temporary files `tmp/T.<kind>`, name hashes `H` (folder `HH`),
-  /// generations `G`, session ids `ID`.
+  /// generations `G`, session ids `ID`, log segments `log/S.seg`.
   final class Recorder: Sendable {
     let root: String
     private let lines = Locked<[String]>([])
@@ -30,7 +30,7 @@ import Testing
       var text = line.replacingOccurrences(of: root, with: ".")
       for (pattern, replacement) in [
         (#"tmp/[0-9]+-[0-9]+-[0-9]+\."#, "tmp/T."), (#"[0-9a-f]{64}\.[0-9]+\.data"#, "H.G.data"),
-        (#"[0-9a-f]{64}\.[0-9]+\.json"#, "H.G.json"),
+        (#"[0-9a-f]{64}\.[0-9]+\.json"#, "H.G.json"), (#"log/[0-9a-f]{16}\.seg"#, "log/S.seg"),
         (#"[0-9a-f]{64}"#, "H"), (#"objects/[0-9a-f]{2}(/|$| )"#, "objects/HH$1"),
         (#"uploads/(\.?)[0-9a-f]{32}"#, "uploads/$1ID"), (#"multipart/(\.?)[0-9a-f]{32}"#, "multipart/$1ID"),
       ] {
@@ -147,10 +147,11 @@ import Testing
 
   /// The rules, independently of the documentation: a file's bytes are synced before it gets a
   /// name outside `tmp/` (a rename or link carries the synced state along, a write clears it);
-  /// a data file written straight to its final name has its bytes and its folder synced before a
-  /// record is put in place (the record is what makes it live); every folder that gets or loses a
-  /// name outside `tmp/` is synced before the write path ends (before the acknowledgement); every
-  /// new folder's parent is synced right after `mkdir`.
+  /// a data file written straight to its final name has its bytes and its folder synced before
+  /// the next log append (a record there is what makes it live); the log is synced after its
+  /// last append before the write path ends (before the acknowledgement); every folder that gets
+  /// or loses a name outside `tmp/` is synced before then too; every new folder's parent is
+  /// synced right after `mkdir`.
   @Test(arguments: [true, false])
   func everyWritePathSyncsDataBeforeNamesAndFoldersBeforeTheAcknowledgement(_ fsync: Bool) throws {
     // Paths whose bytes are synced (carried across write paths: a session's chunks, then its
@@ -164,10 +165,24 @@ import Testing
       var pendingFolders: Set<String> = []
       // Data files created at their final name whose folder was not synced since (by path).
       var unnamed: Set<String> = []
+      var logUnsynced = false
       for (index, line) in calls.enumerated() {
         let parts = line.split(separator: " ").map(String.init)
         let (call, path) = (parts[0], parts.count > 1 ? parts[1] : "")
         func folder(_ path: String) -> String { (path as NSString).deletingLastPathComponent + "/" }
+        if call == "write" && path.hasPrefix("./log/") {
+          #expect(unnamed.isEmpty, "\(name): \(line) before the folder of \(unnamed) was synced")
+          let unsynced = calls[..<index].compactMap { line -> String? in
+            let created = line.split(separator: " ").map(String.init)
+            guard created[0] == "create", created[1].hasSuffix(".data"), !created[1].hasPrefix("./tmp/") else {
+              return nil
+            }
+            return synced.contains(created[1]) ? nil : created[1]
+          }
+          #expect(unsynced.isEmpty, "\(name): \(line) before the bytes of \(unsynced) were synced")
+          logUnsynced = true
+        }
+        if call == "fdatasync" && path.hasPrefix("./log/") { logUnsynced = false }
         switch call {
         case "write", "create":
           synced.remove(path)
@@ -181,17 +196,6 @@ import Testing
           }
         case "rename", "link", "exchange":
           let target = parts[2]
-          if target.hasSuffix(".json") && !target.hasPrefix("./tmp/") {
-            #expect(unnamed.isEmpty, "\(name): \(line) before the folder of \(unnamed) was synced")
-            let unsynced = calls[..<index].compactMap { line -> String? in
-              let created = line.split(separator: " ").map(String.init)
-              guard created[0] == "create", created[1].hasSuffix(".data"), !created[1].hasPrefix("./tmp/") else {
-                return nil
-              }
-              return synced.contains(created[1]) ? nil : created[1]
-            }
-            #expect(unsynced.isEmpty, "\(name): \(line) before the bytes of \(unsynced) were synced")
-          }
           if !target.hasPrefix("./tmp/") {
             #expect(synced.contains(path), "\(name): \(line) names bytes that were not synced")
             pendingFolders.insert(folder(target))
@@ -206,6 +210,7 @@ import Testing
         }
       }
       #expect(pendingFolders.isEmpty, "\(name): folders not synced before the acknowledgement: \(pendingFolders)")
+      #expect(!logUnsynced, "\(name): the log is not synced after its last append")
     }
   }
 

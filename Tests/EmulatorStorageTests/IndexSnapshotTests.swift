@@ -3,11 +3,11 @@ import Testing
 
 @testable import EmulatorStorage
 
-/// The index snapshot and journal (issue: the fastest emulator, start-up at scale): a snapshot is
-/// only ever a faster way to the state the records hold.
+/// The index snapshot over the log (issue: the fastest emulator, start-up at scale): a snapshot is
+/// only ever a faster way to the state the log holds.
 @Suite struct IndexSnapshotTests {
   /// A data folder in `folder` holding one object `name` in bucket `bkt`, closed cleanly (so it
-  /// has a snapshot and an empty journal).
+  /// has a snapshot and nothing to replay).
   func closedFolder(in folder: TemporaryFolder, holding name: String) throws -> URL {
     let root = folder.url.appendingPathComponent("data")
     let store = try ObjectStore(backend: FileBackend(root: root))
@@ -16,11 +16,8 @@ import Testing
     return root
   }
 
-  func appendToJournal(in root: URL, _ bytes: [UInt8]) throws {
-    let handle = try FileHandle(forWritingTo: root.appendingPathComponent("index.journal"))
-    try handle.seekToEnd()
-    try handle.write(contentsOf: Data(bytes))
-    try handle.close()
+  func appendToLog(in root: URL, _ bytes: [UInt8]) throws {
+    try SegmentLogTests.appendToNewestSegment(in: root, bytes)
   }
 
   func everyField(_ name: String) -> ObjectMetadata {
@@ -63,6 +60,11 @@ import Testing
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
     _ = try FileBackend(root: root)  // lays out the folder
+    for name in ["alpha", "beta", "gamma"] {
+      let dir = root.appendingPathComponent("buckets/" + name)
+      try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+      try Data(#"{"name":"\#(name)","timeCreated":"1"}"#.utf8).write(to: dir.appendingPathComponent("bucket.json"))
+    }
     // Three buckets of 20,000 objects: several batches each, decoded on another thread.
     var buckets: [(info: BucketInfo, objects: [ObjectMetadata])] = []
     for (index, name) in ["alpha", "beta", "gamma"].enumerated() {
@@ -75,7 +77,6 @@ import Testing
     }
     try IndexSnapshot.write(
       epoch: 7, buckets: buckets, damaged: [], to: root.appendingPathComponent("index.snapshot").path, sync: false)
-    try Data(IndexJournal.header(epoch: 7)).write(to: root.appendingPathComponent("index.journal"))
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 0))
@@ -133,7 +134,7 @@ import Testing
     #expect(try reopened.read(bucket: "bkt", name: "o7").1 == [7])
   }
 
-  @Test func afterAnUncleanStopTheJournalBringsBackEveryChange() throws {
+  @Test func afterAnUncleanStopTheLogBringsBackEveryChange() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
@@ -159,94 +160,84 @@ import Testing
     }
     let backend = try FileBackend(root: root)
     let reopened = try ObjectStore(backend: backend)
-    #expect(backend.loadedFrom == .snapshot(replayed: 6))
+    #expect(backend.loadedFrom == .snapshot(replayed: 4))
     #expect(try reopened.list(bucket: "bkt", query: ListQuery()).items == expected)
     #expect(try reopened.read(bucket: "bkt", name: "o3").1 == [33, 33])
     #expect(try reopened.metadata(bucket: "bkt", name: "o1").custom == ["after": "snapshot"])
     #expect(reopened.listBuckets().map(\.name) == ["bkt", "fresh"])
   }
 
-  @Test func replayingAJournaledNameRemovesWhatItsInterruptedWriteLeft() throws {
+  @Test func replayingAnIntentRemovesWhatItsInterruptedWriteLeft() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = try closedFolder(in: folder, holding: "victim")
-    let record = try #require(folder.allFiles().first { $0.hasSuffix(".json") && $0.contains("/objects/") })
-    let recordURL = root.deletingLastPathComponent().appendingPathComponent(record)
-    let stem = recordURL.deletingPathExtension().lastPathComponent
-    let orphan = recordURL.deletingLastPathComponent().appendingPathComponent(stem + ".999.data")
+    let data = try #require(folder.allFiles().first { $0.hasSuffix(".data") && $0.contains("/objects/") })
+    let dataURL = root.deletingLastPathComponent().appendingPathComponent(data)
+    let stem = String(dataURL.lastPathComponent.prefix { $0 != "." })
+    let orphan = dataURL.deletingLastPathComponent().appendingPathComponent(stem + ".999.data")
     // An upload of the same name was killed after its data was renamed into place, before its
-    // record: the journal names it (appended first), the data file is left over.
+    // record: its intent names it (appended first), the data file is left over.
     try Data([9, 9]).write(to: orphan)
-    try appendToJournal(in: root, IndexJournal.objectLine(bucket: "bkt", name: "victim", generations: [999]))
+    try appendToLog(in: root, SegmentEntry.intent(bucket: "bkt", name: "victim", generations: [999]))
     let lines = LogLines()
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend, log: { lines.append($0) })
-    #expect(backend.loadedFrom == .snapshot(replayed: 1))
+    #expect(backend.loadedFrom == .snapshot(replayed: 0))
     #expect(try store.read(bucket: "bkt", name: "victim").1 == [1])
     #expect(!FileManager.default.fileExists(atPath: orphan.path))
+    #expect(FileManager.default.fileExists(atPath: dataURL.path), "the live version's data stays")
     #expect(lines.all.contains { $0.contains(".999.data") })
   }
 
-  @Test func journalLinesNameTheDataFilesTheirChangesTouch() throws {
-    let folder = TemporaryFolder()
-    defer { folder.cleanUp() }
-    let path = folder.url.appendingPathComponent("journal")
-    var bytes = IndexJournal.header(epoch: 0xabc)
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [5, 4])
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [])
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: "a b/ü", generations: [7])
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: "gone", generations: nil)
-    bytes += IndexJournal.bucketLine("other")
-    try Data(bytes).write(to: path)
-    let contents = try #require(IndexJournal.read(path.path))
-    #expect(contents.epoch == 0xabc)
-    #expect(contents.buckets == ["other"])
-    #expect(contents.objects[.init(bucket: "bkt", name: "a b/ü")] == .init(generations: [4, 5, 7], all: false))
-    #expect(contents.objects[.init(bucket: "bkt", name: "gone")] == .init(generations: [], all: true))
-    #expect(contents.lineCount == 5)
-    try Data(bytes + Array("o bkt 61 x1\n".utf8)).write(to: path)
-    #expect(IndexJournal.read(path.path) == nil, "a malformed generation")
+  @Test func intentEntriesNameTheDataFilesTheirChangesTouch() throws {
+    let frame = SegmentEntry.intent(bucket: "bkt", name: "a b/ü", generations: [5, 4])
+    guard case .entry(let entry) = SegmentEntry.parse(frame, at: 0) else {
+      Issue.record("an intent parses")
+      return
+    }
+    #expect(entry.kind == .intent && entry.generations == [5, 4])
+    #expect(entry.key == ObjectPath(bucket: "bkt", name: "a b/ü"))
   }
 
-  @Test func aLongJournalIsFoldedIntoANewSnapshotAtStartUp() throws {
+  @Test func aLongReplayIsFoldedIntoANewSnapshotAtStartUp() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = try closedFolder(in: folder, holding: "kept")
-    // 10,001 names changed since the snapshot (none of them left a record: writes that failed).
-    var lines: [UInt8] = []
-    for index in 0...10_000 { lines += IndexJournal.objectLine(bucket: "bkt", name: "n\(index)", generations: []) }
-    try appendToJournal(in: root, lines)
+    // 10,001 names changed since the snapshot (deletes of objects that never were).
+    var entries: [UInt8] = []
+    for index in 0...10_000 { entries += SegmentEntry.tombstone(bucket: "bkt", name: "n\(index)", generation: 5) }
+    try appendToLog(in: root, entries)
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 10_001))
     store.waitForSnapshot()
-    let journal = try #require(IndexJournal.read(root.appendingPathComponent("index.journal").path))
-    #expect(journal.lineCount == 0, "a new epoch starts with an empty journal")
-    #expect(try IndexSnapshot.read(root.appendingPathComponent("index.snapshot").path).epoch == journal.epoch)
+    let snapshot = try IndexSnapshot.read(root.appendingPathComponent("index.snapshot").path)
+    #expect(snapshot.epoch == backend.segments.activeSequence, "a new snapshot covers everything before")
     #expect(try store.read(bucket: "bkt", name: "kept").1 == [1])
+    #expect(try store.list(bucket: "bkt", query: ListQuery()).items.count == 1)
   }
 
-  @Test func aJournalOfAnotherEpochOrGarbageMeansAFullScan() throws {
+  @Test func aDamagedSnapshotMeansReadingEveryLogSegment() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = try closedFolder(in: folder, holding: "kept")
-    let journal = root.appendingPathComponent("index.journal")
-    for text in ["storage-emulator index journal 1\n", "storage-emulator index journal zz\n", "garbage"] {
-      try Data(text.utf8).write(to: journal)
+    let snapshot = root.appendingPathComponent("index.snapshot")
+    for text in ["storage-emulator index snapshot 4\n", "garbage", ""] {
+      try Data(text.utf8).write(to: snapshot)
       let lines = LogLines()
       let backend = try FileBackend(root: root)
       let store = try ObjectStore(backend: backend, log: { lines.append($0) })
       #expect(backend.loadedFrom == .scan)
-      #expect(lines.all.contains { $0.contains("reading every record") })
+      #expect(lines.all.contains { $0.contains("reading every log segment") })
       #expect(try store.read(bucket: "bkt", name: "kept").1 == [1])
     }
   }
 
-  @Test func anUnfinishedLastJournalLineIsIgnored() throws {
+  @Test func anUnfinishedLastAppendIsIgnored() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = try closedFolder(in: folder, holding: "kept")
-    try appendToJournal(in: root, Array("o bkt 6b65".utf8))
+    try appendToLog(in: root, Array(SegmentEntry.tombstone(bucket: "bkt", name: "kept", generation: .max).prefix(20)))
     let backend = try FileBackend(root: root)
     let store = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 0))

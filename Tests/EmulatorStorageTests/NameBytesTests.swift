@@ -32,17 +32,17 @@ import Testing
     let root = folder.url.appendingPathComponent("data")
     let first = try ObjectStore(backend: FileBackend(root: root))
     _ = try first.createBucket("bkt")
-    try first.close()  // a snapshot and an empty journal
+    try first.close()  // a snapshot and nothing to replay
     let second = try ObjectStore(backend: FileBackend(root: root))
     try writeBoth(second)
-    // No close: like kill -9, only the journal names the two writes.
+    // No close: like kill -9, only the log holds the two writes.
     let backend = try FileBackend(root: root)
     let reopened = try ObjectStore(backend: backend)
     #expect(backend.loadedFrom == .snapshot(replayed: 2))
     try expectBoth(reopened)
   }
 
-  @Test func oneNameInTheSnapshotAndItsEquivalentInTheJournalBothSurviveAKill() throws {
+  @Test func oneNameInTheSnapshotAndItsEquivalentInTheLogBothSurviveAKill() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
@@ -64,25 +64,24 @@ import Testing
     let backend = try FileBackend(root: root)
     try expectBoth(try ObjectStore(backend: backend))
     #expect(backend.loadedFrom == .snapshot(replayed: 0))
-    // And by a full scan of the records.
+    // And by a full scan of the log.
     try FileManager.default.removeItem(at: root.appendingPathComponent("index.snapshot"))
     let scanned = try FileBackend(root: root)
     try expectBoth(try ObjectStore(backend: scanned))
     #expect(scanned.loadedFrom == .scan)
   }
 
-  @Test func theJournalKeepsCanonicallyEquivalentNamesApart() throws {
-    let folder = TemporaryFolder()
-    defer { folder.cleanUp() }
-    let path = folder.url.appendingPathComponent("journal")
-    var bytes = IndexJournal.header(epoch: 1)
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: Self.composed, generations: [1])
-    bytes += IndexJournal.objectLine(bucket: "bkt", name: Self.decomposed, generations: [2])
-    try Data(bytes).write(to: path)
-    let journal = try #require(IndexJournal.read(path.path))
-    #expect(journal.objects.count == 2)
-    #expect(journal.objects[.init(bucket: "bkt", name: Self.composed)]?.generations == [1])
-    #expect(journal.objects[.init(bucket: "bkt", name: Self.decomposed)]?.generations == [2])
+  @Test func theLogScanKeepsCanonicallyEquivalentNamesApart() throws {
+    var scan = SegmentScan()
+    for (name, generation) in [(Self.composed, Int64(1)), (Self.decomposed, 2)] {
+      let frame = SegmentEntry.record(
+        ObjectMetadata(bucket: "bkt", name: name, generation: generation, size: 0, md5: nil, crc32c: 0, now: 0))
+      guard case .entry(let entry) = SegmentEntry.parse(frame, at: 0) else { throw StorageError.io("parse") }
+      scan.add(entry, key: entry.key)
+    }
+    #expect(scan.winners.count == 2)
+    #expect(scan.winners[ObjectPath(bucket: "bkt", name: Self.composed)]?.version.generation == 1)
+    #expect(scan.winners[ObjectPath(bucket: "bkt", name: Self.decomposed)]?.version.generation == 2)
   }
 
   @Test(arguments: BackendKind.allCases)

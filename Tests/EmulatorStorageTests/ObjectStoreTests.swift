@@ -308,48 +308,45 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible {
       let store = try ObjectStore(backend: FileBackend(root: root))
       _ = try store.insert(bucket: "bkt", name: "kept", data: [7])
     }
-    let shard = try #require(
-      folder.allFiles().first { $0.hasSuffix(".json") && $0.contains("/objects/") }.map {
-        root.deletingLastPathComponent().appendingPathComponent($0).deletingLastPathComponent()
-      })
-    // A folder without a snapshot (written by an older version) is scanned in full: there, a
-    // staged upload, a data file renamed into place without its record, and a torn record.
+    // Read from the log alone: a staged upload, a data file its intent names but whose record
+    // never came, and a torn last append.
     try FileManager.default.removeItem(at: root.appendingPathComponent("index.snapshot"))
     try Data([1, 2]).write(to: root.appendingPathComponent("tmp/123-1-1.upload"))
-    try Data([9]).write(to: shard.appendingPathComponent(String(repeating: "ab", count: 32) + ".42.data"))
-    try Data("{\"format\":1,".utf8).write(
-      to: shard.appendingPathComponent(String(repeating: "cd", count: 32) + ".json"))
+    let ghost = try FileBackend(root: root).objectBase(bucket: "bkt", name: "ghost")
+    let leftover = ghost.dir + "/" + ghost.stem + ".42.data"
+    try FileManager.default.createDirectory(atPath: ghost.dir, withIntermediateDirectories: true)
+    try Data([9]).write(to: URL(fileURLWithPath: leftover))
+    try SegmentLogTests.appendToNewestSegment(
+      in: root, SegmentEntry.intent(bucket: "bkt", name: "ghost", generations: [42]) + [1, 2, 3])
     let lines = LogLines()
     let store = try ObjectStore(backend: FileBackend(root: root), log: { lines.append($0) })
     #expect(try store.read(bucket: "bkt", name: "kept").1 == [7])
     #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("tmp/123-1-1.upload").path))
-    #expect(
-      !FileManager.default.fileExists(
-        atPath: shard.appendingPathComponent(String(repeating: "ab", count: 32) + ".42.data").path))
+    #expect(!FileManager.default.fileExists(atPath: leftover))
     let logged = lines.all
     #expect(logged.contains { $0.contains("tmp/123-1-1.upload") })
     #expect(logged.contains { $0.contains(".42.data") })
-    #expect(logged.contains { $0.contains("damaged record") })
+    #expect(logged.contains { $0.contains("cut 3 bytes") })
   }
 
   @Test func aDamagedRecordMakesOnlyThatObjectUnreadableWithAClearError() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data")
+    let victim: ObjectMetadata
     do {
       let store = try ObjectStore(backend: FileBackend(root: root))
-      _ = try store.insert(bucket: "bkt", name: "victim", data: [1, 2, 3])
+      victim = try store.insert(bucket: "bkt", name: "victim", data: [1, 2, 3])
       _ = try store.insert(bucket: "bkt", name: "healthy", data: [4])
     }
-    let victimRecord = try #require(
-      TemporaryFolder.files(under: root).first { path in
-        path.hasSuffix(".json") && path.contains("/objects/")
-          && (try? ObjectMetadata(record: Array(Data(contentsOf: root.appendingPathComponent(path)))))?.name == "victim"
-      })
-    try Data("{\"format\":1,\"bu".utf8).write(to: root.appendingPathComponent(victimRecord))
+    try SegmentLogTests.appendToNewestSegment(
+      in: root,
+      SegmentEntry.encode(
+        .record, bucket: "bkt", name: "victim", generation: victim.generation, metageneration: 2,
+        payload: Array("{\"format\":1,\"bu".utf8)))
     let lines = LogLines()
     let store = try ObjectStore(backend: FileBackend(root: root), log: { lines.append($0) })
-    #expect(lines.all.contains { $0.contains("damaged record") })
+    #expect(lines.all.contains { $0.contains("victim in the log is damaged") })
     #expect(try store.read(bucket: "bkt", name: "healthy").1 == [4])
     do {
       _ = try store.metadata(bucket: "bkt", name: "victim")

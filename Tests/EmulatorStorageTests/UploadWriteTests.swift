@@ -3,9 +3,9 @@ import Testing
 
 @testable import EmulatorStorage
 
-/// The write of a new generation whose bytes are in memory: the journal names it, its bytes go
-/// straight to their final `.data` name (no temporary file and rename), the shard folder is made
-/// only when missing, and the record's rename stays the commit point. Checked on the recorded
+/// The write of a new generation whose bytes are in memory: an intent in the log names it, its
+/// bytes go straight to their final `.data` name (no temporary file and rename), the shard folder
+/// is made only when missing, and the record's append to the log is the commit point. Checked on the recorded
 /// system calls (`FileCalls`) and on the folder a kill would leave behind.
 @Suite struct UploadWriteTests {
   /// A store over `folder`/data whose system calls are recorded (relative to the data folder).
@@ -57,14 +57,11 @@ import Testing
     let object = try recorded.store.insert(bucket: "bkt", name: "a", data: [1, 2, 3])
     let calls = recorded.take()
     let data = recorded.backend.dataPath(object).replacingOccurrences(of: recorded.root + "/", with: "")
-    let record = recorded.backend.recordPath(object).replacingOccurrences(of: recorded.root + "/", with: "")
     let verbs = calls.map { $0.split(separator: " ")[0] }
-    #expect(
-      verbs == ["create", "write", "mkdir", "create", "write", "create", "write", "rename"],
-      "journal, shard folder (new), data file, record: \(calls)")
-    #expect(calls[3] == "create \(data)" && calls[4] == "write \(data)")
+    #expect(verbs == ["write", "mkdir", "create", "write", "write"], "intent, shard folder (new), data file, record: \(calls)")
+    #expect(calls[2] == "create \(data)" && calls[3] == "write \(data)")
     #expect(!calls.contains { $0.contains(".upload") }, "no temporary copy of the bytes: \(calls)")
-    #expect(calls.last?.hasSuffix(" \(record)") == true)
+    #expect(calls.first?.hasPrefix("write log/") == true && calls.last?.hasPrefix("write log/") == true)
     #expect(FileManager.default.contents(atPath: recorded.backend.dataPath(object)) == Data([1, 2, 3]))
   }
 
@@ -95,7 +92,7 @@ import Testing
   }
 
   /// A kill after the data file is written and before the record is in place: the folder as it
-  /// was then, opened again (from the snapshot and journal, and by reading every record), holds
+  /// was then, opened again (from the snapshot and the log, and from the log alone), holds
   /// the previous version and no trace of the new bytes.
   @Test(arguments: [false, true])
   func aKillBetweenTheBytesAndTheRecordLeavesTheOldVersionAndNoLeftover(withoutSnapshot: Bool) throws {
@@ -107,8 +104,8 @@ import Testing
     let root = recorded.root
     let copied = Locked(false)
     recorded.observe { line in
-      // The record's temporary file is created after the data file is complete.
-      guard line.hasPrefix("create tmp/"), line.hasSuffix(".record"), !copied.withLock({ $0 }) else { return }
+      // The data file is complete; the record is not appended yet.
+      guard line.hasPrefix("write buckets/"), line.hasSuffix(".data"), !copied.withLock({ $0 }) else { return }
       copied.withLock { $0 = true }
       try? FileManager.default.copyItem(atPath: root, toPath: copy)
     }
@@ -134,12 +131,12 @@ import Testing
     let data = recorded.backend.dataPath(object).replacingOccurrences(of: recorded.root + "/", with: "")
     let shard = (data as NSString).deletingLastPathComponent
     func position(_ line: String) -> Int { calls.firstIndex(of: line) ?? -1 }
-    let rename = try #require(calls.firstIndex { $0.hasPrefix("rename") && $0.hasSuffix(".json") })
+    let record = try #require(calls.lastIndex { $0.hasPrefix("write log/") })
     #expect(position("write \(data)") >= 0)
     #expect(position("write \(data)") < position("fsync \(data)"))
     #expect(position("fsync \(data)") < position("fsync \(shard)/"))
-    #expect(position("fsync \(shard)/") < rename)
-    #expect(calls.last == "fsync \(shard)/")
+    #expect(position("fsync \(shard)/") < record)
+    #expect(calls.last?.hasPrefix("fdatasync log/") == true && record == calls.count - 2, "\(calls)")
   }
 
   /// A resumable session's first chunk, spooled to a file, becomes the session's bytes by a
@@ -167,11 +164,11 @@ import Testing
     #expect(inode(space.path("s.part")) == spooledInode, "appended in place")
   }
 
-  /// With `fsync`, a journal line is synced after the journal's lock is released: while one
-  /// upload waits for its sync, another upload's line is written, so concurrent uploads share
-  /// the journal's commits instead of taking turns (under the lock, the second write could not
-  /// happen before the first sync returned).
-  @Test func withFsyncAnotherUploadJournalsWhileOneWaitsForItsSync() throws {
+  /// With `fsync`, the log is synced outside its lock: while one upload waits for its sync,
+  /// another upload's entries are appended, so concurrent uploads share the log's syncs instead of
+  /// taking turns (under the lock, the second append could not happen before the first sync
+  /// returned).
+  @Test func withFsyncAnotherUploadAppendsWhileOneWaitsForItsSync() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let recorded = try Recorded(folder, fsync: true)
@@ -179,10 +176,11 @@ import Testing
     let secondWrote = DispatchSemaphore(value: 0)
     let state = Locked((syncs: 0, writes: 0, overlapped: false))
     recorded.observe { line in
-      if line == "write index.journal" {
-        if state.withLock({ $0.writes += 1; return $0.writes }) == 2 { secondWrote.signal() }
+      if line.hasPrefix("write log/") {
+        // The first upload's intent and record, then the second one's.
+        if state.withLock({ $0.writes += 1; return $0.writes }) == 4 { secondWrote.signal() }
       }
-      guard line == "fdatasync index.journal", state.withLock({ $0.syncs += 1; return $0.syncs }) == 1 else {
+      guard line.hasPrefix("fdatasync log/"), state.withLock({ $0.syncs += 1; return $0.syncs }) == 1 else {
         return
       }
       // The first upload's sync has returned; its writer waits here, before the rest of its
@@ -192,7 +190,7 @@ import Testing
       state.withLock { $0.overlapped = overlapped }
     }
     _ = try store.insert(bucket: "bkt", name: "a", data: [1])
-    #expect(state.withLock { $0.overlapped }, "the second upload's journal line waited for the first one's sync")
+    #expect(state.withLock { $0.overlapped }, "the second upload's append waited for the first one's sync")
     for _ in 0..<500 where (try? store.metadata(bucket: "bkt", name: "b")) == nil { usleep(10_000) }
     #expect(try store.read(bucket: "bkt", name: "b").1 == [2])
   }

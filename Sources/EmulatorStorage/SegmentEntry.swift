@@ -1,0 +1,190 @@
+/// One entry of a log segment (see `SegmentLog`): a binary frame a scan can pick winners from
+/// without parsing JSON.
+///
+///     [length u32][crc32c u32][kind u8][bucket length u16][bucket][name length u32][name]
+///     [generation i64][metageneration i64][payload]
+///
+/// Integers are little-endian. `length` counts every byte after itself; the CRC32C covers every
+/// byte after itself. Payloads: a record's metadata in the snapshot's binary encoding
+/// (`IndexSnapshot.encode`: decoding it costs a few times less than parsing the JSON record, which
+/// decides how fast a folder without a snapshot starts); an intent's generations (i64 each) of
+/// data files the change creates or drops; a tombstone's is empty (its metageneration is
+/// `Int64.max`, so it beats a record of the same generation under the plain (generation,
+/// metageneration) order).
+struct SegmentEntry {
+  enum Kind: UInt8 {
+    /// The object's metadata: this version is live unless a larger one exists.
+    case record = 1
+    /// The object is gone as of `generation`.
+    case tombstone = 2
+    /// Data files named before they are created (or dropped): start-up removes those that the
+    /// winning version does not use.
+    case intent = 3
+  }
+
+  /// Bytes before the payload, after the length field, for empty bucket and name.
+  static let fixedBytes = 4 + 1 + 2 + 4 + 8 + 8
+  /// No entry is larger (a record's JSON is bounded far below it): a larger length is damage.
+  static let maximumLength = 64 << 20
+
+  var kind: Kind
+  var bucket: ArraySlice<UInt8>
+  var name: ArraySlice<UInt8>
+  var generation: Int64
+  var metageneration: Int64
+  var payload: ArraySlice<UInt8>
+  /// Where the whole frame sits in the buffer it was parsed from.
+  var frame: Range<Int>
+
+  var key: ObjectPath { ObjectPath(bucket: String(decoding: bucket, as: UTF8.self), object: ObjectKey(bytes: Array(name))) }
+
+  /// (generation, metageneration): the larger version wins (`Int64.max` for a tombstone).
+  var version: ObjectVersion { ObjectVersion(generation: generation, metageneration: metageneration) }
+
+  /// The frame of an entry.
+  static func encode(
+    _ kind: Kind, bucket: String, name: String, generation: Int64, metageneration: Int64, payload: [UInt8] = []
+  ) -> [UInt8] {
+    let bucketBytes = Array(bucket.utf8)
+    let nameBytes = Array(name.utf8)
+    let length = fixedBytes + bucketBytes.count + nameBytes.count + payload.count
+    var frame: [UInt8] = []
+    frame.reserveCapacity(4 + length)
+    append(UInt32(length), to: &frame)
+    append(UInt32(0), to: &frame)
+    frame.append(kind.rawValue)
+    append(UInt16(truncatingIfNeeded: bucketBytes.count), to: &frame)
+    frame += bucketBytes
+    append(UInt32(nameBytes.count), to: &frame)
+    frame += nameBytes
+    append(UInt64(bitPattern: generation), to: &frame)
+    append(UInt64(bitPattern: metageneration), to: &frame)
+    frame += payload
+    let crc = checksum(frame[8...])
+    withUnsafeBytes(of: crc.littleEndian) { raw in
+      for position in 0..<4 { frame[4 + position] = raw[position] }
+    }
+    return frame
+  }
+
+  static func record(_ object: ObjectMetadata) -> [UInt8] {
+    encode(
+      .record, bucket: object.bucket, name: object.name, generation: object.generation,
+      metageneration: object.metageneration, payload: IndexSnapshot.encode(object))
+  }
+
+  static func tombstone(bucket: String, name: String, generation: Int64) -> [UInt8] {
+    encode(.tombstone, bucket: bucket, name: name, generation: generation, metageneration: .max)
+  }
+
+  static func intent(bucket: String, name: String, generations: [Int64]) -> [UInt8] {
+    var payload: [UInt8] = []
+    for generation in generations { append(UInt64(bitPattern: generation), to: &payload) }
+    return encode(.intent, bucket: bucket, name: name, generation: generations.first ?? 0, metageneration: 0, payload: payload)
+  }
+
+  /// The generations an intent names.
+  var generations: [Int64] {
+    stride(from: payload.startIndex, to: payload.endIndex - 7, by: 8).map { Int64(bitPattern: Self.load(payload, at: $0)) }
+  }
+
+  private static func append<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
+    withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+  }
+
+  /// What `parse` found at an offset.
+  enum Parsed {
+    case entry(SegmentEntry)
+    /// No bytes left.
+    case end
+    /// A length that does not fit the bytes left (or is impossible): nothing after it can be
+    /// trusted. In the newest segment, a torn last append.
+    case unreadable(at: Int)
+    /// A frame whose length fits but whose checksum (or layout) does not match: skipped.
+    case damaged(Range<Int>)
+  }
+
+  /// The frame at `offset` of `bytes`, every length checked against the bytes left first.
+  static func parse(_ bytes: [UInt8], at offset: Int) -> Parsed {
+    let left = bytes.count - offset
+    if left == 0 { return .end }
+    guard left >= 4 else { return .unreadable(at: offset) }
+    let length = Int(UInt32(truncatingIfNeeded: load(bytes, at: offset, size: 4)))
+    guard length >= fixedBytes, length <= maximumLength, length <= left - 4 else { return .unreadable(at: offset) }
+    let frame = offset..<(offset + 4 + length)
+    let stored = UInt32(truncatingIfNeeded: load(bytes, at: offset + 4, size: 4))
+    guard checksum(bytes[(offset + 8)..<frame.upperBound]) == stored,
+      let kind = Kind(rawValue: bytes[offset + 8])
+    else { return .damaged(frame) }
+    var position = offset + 9
+    let bucketCount = Int(load(bytes, at: position, size: 2))
+    position += 2
+    // Bucket, name length, name, two i64: all within the frame.
+    guard bucketCount <= frame.upperBound - position - 20 else { return .damaged(frame) }
+    let bucket = bytes[position..<(position + bucketCount)]
+    position += bucketCount
+    let nameCount = Int(load(bytes, at: position, size: 4))
+    position += 4
+    guard nameCount <= frame.upperBound - position - 16 else { return .damaged(frame) }
+    let name = bytes[position..<(position + nameCount)]
+    position += nameCount
+    let generation = Int64(bitPattern: load(bytes, at: position))
+    let metageneration = Int64(bitPattern: load(bytes, at: position + 8))
+    position += 16
+    return .entry(
+      SegmentEntry(
+        kind: kind, bucket: bucket, name: name, generation: generation, metageneration: metageneration,
+        payload: bytes[position..<frame.upperBound], frame: frame))
+  }
+
+  /// CRC32C of a slice, without copying it.
+  static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+    var crc = CRC32C()
+    bytes.withUnsafeBytes { crc.update($0) }
+    return crc.value
+  }
+
+  /// A little-endian integer of `size` bytes at `offset` (the caller checked they exist).
+  private static func load<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int, size: Int = 8) -> UInt64
+  where Bytes.Index == Int {
+    var value: UInt64 = 0
+    for shift in 0..<size { value |= UInt64(bytes[offset + shift]) << (8 * shift) }
+    return value
+  }
+}
+
+/// An object compared by the bytes of its name: as Swift `String`s, a precomposed and a
+/// decomposed "é" would be one key, and replay would bring back only one of the two objects.
+struct ObjectPath: Hashable, Sendable {
+  var bucket: String
+  var object: ObjectKey
+
+  init(bucket: String, name: String) { self.init(bucket: bucket, object: ObjectKey(name)) }
+  init(bucket: String, object: ObjectKey) {
+    self.bucket = bucket
+    self.object = object
+  }
+
+  var name: String { object.name }
+
+  /// The name's bytes and the bucket's length: bucket names are few, and hashing a `String`
+  /// (Unicode-aware) for each of a million entries at start-up costs more than the name's bytes.
+  func hash(into hasher: inout Hasher) {
+    object.hash(into: &hasher)
+    hasher.combine(bucket.utf8.count)
+  }
+
+  static func == (a: ObjectPath, b: ObjectPath) -> Bool {
+    a.object == b.object && a.bucket.utf8.elementsEqual(b.bucket.utf8)
+  }
+}
+
+/// The order in which versions of one object win: generation, then metageneration.
+public struct ObjectVersion: Comparable, Sendable {
+  public var generation: Int64
+  public var metageneration: Int64
+
+  public static func < (a: ObjectVersion, b: ObjectVersion) -> Bool {
+    a.generation != b.generation ? a.generation < b.generation : a.metageneration < b.metageneration
+  }
+}
