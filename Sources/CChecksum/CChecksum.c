@@ -2,23 +2,29 @@
 
 #include <string.h>
 
+/* The loop both instructions share: 8 bytes a step, then the tail byte by byte. */
+#define CRC32C_LOOP(crc, p, n, step64, step8) \
+  do {                                          \
+    while ((n) >= 8) {                          \
+      uint64_t word;                            \
+      memcpy(&word, (p), 8);                    \
+      (crc) = step64((crc), word);              \
+      (p) += 8;                                 \
+      (n) -= 8;                                 \
+    }                                           \
+    while ((n) > 0) {                           \
+      (crc) = step8((crc), *(p)++);             \
+      (n)--;                                    \
+    }                                           \
+  } while (0)
+
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 
+#define SSE42_STEP64(crc, word) ((uint32_t)_mm_crc32_u64((crc), (word)))
+
 __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, size_t n) {
-  uint64_t wide = crc;
-  while (n >= 8) {
-    uint64_t word;
-    memcpy(&word, p, 8);
-    wide = _mm_crc32_u64(wide, word);
-    p += 8;
-    n -= 8;
-  }
-  crc = (uint32_t)wide;
-  while (n > 0) {
-    crc = _mm_crc32_u8(crc, *p++);
-    n--;
-  }
+  CRC32C_LOOP(crc, p, n, SSE42_STEP64, _mm_crc32_u8);
   return crc;
 }
 
@@ -39,17 +45,7 @@ int cchecksum_crc32c(uint32_t *state, const void *bytes, size_t count) {
 int cchecksum_crc32c(uint32_t *state, const void *bytes, size_t count) {
   const unsigned char *p = (const unsigned char *)bytes;
   uint32_t crc = *state;
-  while (count >= 8) {
-    uint64_t word;
-    memcpy(&word, p, 8);
-    crc = __crc32cd(crc, word);
-    p += 8;
-    count -= 8;
-  }
-  while (count > 0) {
-    crc = __crc32cb(crc, *p++);
-    count--;
-  }
+  CRC32C_LOOP(crc, p, count, __crc32cd, __crc32cb);
   *state = crc;
   return 1;
 }

@@ -188,13 +188,8 @@ public final class MultipartUploads: Sendable {
         throw StorageError.invalid("InvalidPart: the ETag given for part \(part.number) is not the part's.")
       }
     }
-    let data = try space.handOff(parts.map { Self.partName(id, $0.number) }, as: Self.handOffName(id))
-    let object: ObjectMetadata
-    do throws(StorageError) {
-      object = try commit(upload, data)
-    } catch {
-      space.remove(Self.handOffName(id))
-      throw error
+    let object = try space.commitHandOff(parts.map { Self.partName(id, $0.number) }, as: Self.handOffName(id)) {
+      data throws(StorageError) in try commit(upload, data)
     }
     abort(id)
     return object

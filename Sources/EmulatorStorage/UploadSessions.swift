@@ -211,13 +211,8 @@ public final class UploadSessions: Sendable {
     try withActiveSession(id) { current throws(StorageError) -> ObjectMetadata in
       var session = current
       let digest = digests.digest(id, size: session.received)
-      let data = try space.handOff([Self.partName(id)], as: Self.handOffName(id))
-      let object: ObjectMetadata
-      do throws(StorageError) {
-        object = try commit(data, digest)
-      } catch {
-        space.remove(Self.handOffName(id))
-        throw error
+      let object = try space.commitHandOff([Self.partName(id)], as: Self.handOffName(id)) {
+        data throws(StorageError) in try commit(data, digest)
       }
       session.state = .final
       session.generation = object.generation

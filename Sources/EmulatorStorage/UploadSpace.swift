@@ -42,3 +42,19 @@ public protocol UploadSpace: Sendable {
   /// them, the caller removes `output`.
   func handOff(_ names: [String], as output: String) throws(StorageError) -> ObjectStore.DataSource
 }
+
+extension UploadSpace {
+  /// `handOff`, then `commit` with the data; when the commit fails, `output` is removed and the
+  /// entries keep their bytes.
+  func commitHandOff(
+    _ names: [String], as output: String, _ commit: (ObjectStore.DataSource) throws(StorageError) -> ObjectMetadata
+  ) throws(StorageError) -> ObjectMetadata {
+    let data = try handOff(names, as: output)
+    do throws(StorageError) {
+      return try commit(data)
+    } catch {
+      remove(output)
+      throw error
+    }
+  }
+}
