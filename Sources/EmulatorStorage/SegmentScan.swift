@@ -8,7 +8,7 @@ import EmulatorSupport
 struct SegmentScan: Sendable {
   struct Winner: Sendable {
     var version: ObjectVersion
-    /// nil for a tombstone, or for a record whose JSON is damaged (`damaged`).
+    /// nil for a tombstone, or for a record that does not decode (`damaged`).
     var object: ObjectMetadata?
     var damaged = false
   }
