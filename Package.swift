@@ -14,7 +14,7 @@ let linuxLinkerFlags: [String] = {
     // "glibc 2.36"
     var text = [CChar](repeating: 0, count: 64)
     _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
-    let version = String(cString: text).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+    let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
     if version.count >= 2, (version[0], version[1]) >= (2, 36) {
       flags += ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
     }

@@ -15,9 +15,10 @@ struct SegmentScan: Sendable {
 
   var winners: [ObjectPath: Winner] = [:]
   /// The generations of data files intents and tombstones name: start-up removes those the
-  /// winner does not use (leftovers of interrupted writes). A list, not a table: most name the
+  /// winner does not use (leftovers of interrupted writes). `created`: the generation an intent's
+  /// write creates (its first), not one it would drop. A list, not a table: most name the
   /// winner's own generation, and hashing each here would cost more than the check later.
-  var dataFiles: [(key: ObjectPath, generation: Int64)] = []
+  var dataFiles: [(key: ObjectPath, generation: Int64, created: Bool)] = []
   /// The largest generation in any entry (tombstones and intents too): it seeds the store's
   /// generations, so no new version can lose to an old tombstone.
   var highest: Int64 = 0
@@ -37,10 +38,10 @@ struct SegmentScan: Sendable {
     case .intent:
       for generation in entry.generations {
         highest = max(highest, generation)
-        dataFiles.append((key, generation))
+        dataFiles.append((key, generation, generation == entry.generation))
       }
     case .tombstone:
-      dataFiles.append((key, entry.generation))
+      dataFiles.append((key, entry.generation, false))
       consider(key, Winner(version: entry.version, object: nil))
     case .record:
       if let current = winners[key], current.version >= entry.version { return }

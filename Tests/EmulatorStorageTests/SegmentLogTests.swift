@@ -349,6 +349,32 @@ import Testing
     }
   }
 
+  /// An overwrite killed after its intent and its new data file, before its record, while the
+  /// object's live version is in the snapshot (no record of it in the segments replayed):
+  /// start-up removes the file the write created and keeps the live bytes. (Found by the crash
+  /// test: start-up removed every generation the intent named.)
+  @Test func aKillMidOverwriteKeepsTheLiveBytesTheSnapshotNames() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let live: ObjectMetadata
+    let unfinished: String
+    do {
+      let (backend, store) = try open(root)
+      live = try store.insert(bucket: "bkt", name: "x", data: Array("live".utf8))
+      try backend.saveSnapshot(store.snapshotState())
+      let next = live.generation + 1
+      try backend.segments.append(
+        SegmentEntry.intent(bucket: "bkt", name: "x", generations: [next, live.generation]), entries: 0, sync: false)
+      let base = backend.objectBase(bucket: "bkt", name: "x")
+      unfinished = base.dir + "/" + base.stem + ".\(next).data"
+      try Data("half".utf8).write(to: URL(fileURLWithPath: unfinished))
+    }
+    let (_, reopened) = try open(root)
+    #expect(try reopened.read(bucket: "bkt", name: "x").1 == Array("live".utf8))
+    #expect(!FileManager.default.fileExists(atPath: unfinished), "the unfinished write's file is removed")
+  }
+
   @Test func overwritesAndPatchesDoNotGrowTheLogForever() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
