@@ -128,6 +128,15 @@ struct DurableFiles: Sendable {
     }
   }
 
+  /// Appends `bytes` to the file at `path` (not synced: the caller syncs once after several).
+  func append(_ bytes: [UInt8], to path: String) throws(StorageError) {
+    let out = calls.create(path, flags: O_WRONLY | O_APPEND)
+    guard out >= 0 else { throw FileBackend.error("create a file", errno) }
+    defer { Glibc.close(out) }
+    let code = bytes.withUnsafeBytes { calls.write(out, $0, path: path) }
+    guard code == 0 else { throw FileBackend.error("write", code) }
+  }
+
   /// Reads `fd` to its end, 1 MiB at a time, handing each chunk to `body`; a failed read throws
   /// `FileBackend.error(failure, errno)`.
   static func readChunks(

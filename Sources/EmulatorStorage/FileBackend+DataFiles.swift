@@ -42,9 +42,21 @@ extension FileBackend {
     return StagedData(id: target, size: Int64(info.st_size))
   }
 
+  /// A result of at most `inlineLimit` bytes is staged in memory (so it is committed inline);
+  /// a larger one in a file of `tmp/`.
   public func stageConcatenation(of objects: [ObjectMetadata]) throws(StorageError) -> StagedData {
+    let (total, overflow) = objects.reduce((Int64(0), false)) { sum, object in
+      let (next, over) = sum.0.addingReportingOverflow(object.size)
+      return (next, sum.1 || over)
+    }
+    if !overflow && total <= Int64(inlineLimit) {
+      var bytes: [UInt8] = []
+      bytes.reserveCapacity(Int(total))
+      for object in objects { bytes += try read(object) }
+      return StagedData(id: "", size: total, bytes: bytes)
+    }
     let target = tempPath("compose")
-    if objects.count == 1 {
+    if objects.count == 1 && !objects[0].body.isInline {
       // Data files are immutable once written (a new generation is a new file): share it.
       if files.calls.link(dataPath(objects[0]), target) == 0 {
         return StagedData(id: target, size: objects[0].size)
@@ -53,8 +65,16 @@ extension FileBackend {
     let out = files.calls.create(target)
     guard out >= 0 else { throw Self.error("create a file", errno) }
     close(out)
-    var total: Int64 = 0
     for object in objects {
+      if object.body.isInline {
+        do throws(StorageError) {
+          try files.append(try readInline(object), to: target)
+        } catch {
+          unlink(target)
+          throw error
+        }
+        continue
+      }
       let source = openData(object)
       guard source >= 0 else {
         unlink(target)
@@ -62,7 +82,6 @@ extension FileBackend {
       }
       defer { close(source) }
       try files.copy(from: source, to: target, append: true, sync: false)
-      total += object.size
     }
     do {
       try files.syncFile(target)
@@ -84,6 +103,7 @@ extension FileBackend {
   }
 
   public func open(_ object: ObjectMetadata) throws(StorageError) -> ObjectData {
+    if object.body.isInline { return .bytes(try readInline(object)) }
     let fd = openData(object)
     guard fd >= 0 else {
       if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
@@ -110,20 +130,36 @@ extension FileBackend {
   }
 
   public func read(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
+    if object.body.isInline { return try readInline(object) }
     let fd = openData(object)
     guard fd >= 0 else {
       if errno == ENOENT { throw StorageError.objectNotFound(bucket: object.bucket, name: object.name) }
       throw Self.error("read the object data", errno)
     }
     defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: Int(object.size))
+    return try Self.read(Int(object.size), from: fd, at: 0, what: "data file")
+  }
+
+  /// An inline object's bytes, out of its record in a log segment. A segment that is gone
+  /// (compaction moved the record; the caller's copy of the metadata is older) reads as missing.
+  func readInline(_ object: ObjectMetadata) throws(StorageError) -> [UInt8] {
+    guard object.size > 0 else { return [] }
+    guard let segment = segments.reader(object.body.sequence) else {
+      throw StorageError.objectNotFound(bucket: object.bucket, name: object.name)
+    }
+    return try Self.read(Int(object.size), from: segment.fd, at: object.body.offset, what: "log segment")
+  }
+
+  /// `count` bytes of `fd` from `start`.
+  private static func read(_ count: Int, from fd: Int32, at start: Int, what: String) throws(StorageError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
     var offset = 0
-    while offset < bytes.count {
-      let count = bytes.withUnsafeMutableBytes { raw in
-        SystemCall.retrying { pread(fd, raw.baseAddress! + offset, raw.count - offset, off_t(offset)) }
+    while offset < count {
+      let read = bytes.withUnsafeMutableBytes { raw in
+        SystemCall.retrying { pread(fd, raw.baseAddress! + offset, count - offset, off_t(start + offset)) }
       }
-      guard count > 0 else { throw StorageError.io("the object's data file is shorter than its recorded size") }
-      offset += count
+      guard read > 0 else { throw StorageError.io("the object's \(what) is shorter than its recorded size") }
+      offset += read
     }
     return bytes
   }

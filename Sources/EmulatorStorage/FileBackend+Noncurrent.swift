@@ -6,7 +6,8 @@ import EmulatorSupport
 
 /// Noncurrent generations (versioned buckets) in `buckets/<bucket>/noncurrent/`:
 /// `<sha>.<generation>.json` (the object's record with a `timeDeleted`) and
-/// `<sha>.<generation>.data` (a hard link to the bytes the live version had). They are apart from
+/// `<sha>.<generation>.data` (a hard link to the bytes the live version had, or a copy of an
+/// inline object's). They are apart from
 /// the live objects, so the index snapshot, the log and the live objects' recovery never see
 /// them; start-up lists this folder per bucket (empty unless versioning was used).
 ///
@@ -24,9 +25,14 @@ extension FileBackend {
     let object = version.object
     let stem = noncurrentStem(object)
     try files.makeDirectory(noncurrentDir(object.bucket))
-    let code = files.calls.link(dataPath(object), stem + ".data")
-    if code != 0 && code != EEXIST {
-      throw Self.error("keep the noncurrent generation", code)
+    if object.body.isInline {
+      // Its bytes are in its record, which compaction drops once it is no longer live.
+      try files.writeFile(try readInline(object), to: stem + ".data")
+    } else {
+      let code = files.calls.link(dataPath(object), stem + ".data")
+      if code != 0 && code != EEXIST {
+        throw Self.error("keep the noncurrent generation", code)
+      }
     }
     var record = Array("{\"timeDeleted\":\"\(version.timeDeleted)\",".utf8)
     record += object.recordJSON().dropFirst()

@@ -71,20 +71,47 @@ extension FileBackend {
     damaged.withLock { _ = $0.remove(path) }
   }
 
-  public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
+  /// A new generation whose bytes are in memory and at most `inlineLimit` long is one inline
+  /// record: no data file, no intent (unless it replaces a data file), one `write`. Larger ones,
+  /// and staged files, get a data file (see the type's commit protocol). A metadata change is a
+  /// record, inline when the object's bytes are (`carrying` holds them).
+  public func commit(
+    _ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?, carrying: [UInt8]?
+  ) throws(StorageError) -> ObjectMetadata {
     defer {
       if damaged.withLock({ !$0.isEmpty }) {
         let path = recordPath(object)
         damaged.withLock { _ = $0.remove(path) }
       }
     }
+    var object = object
     guard let data else {
-      // A metadata change: one record entry.
-      try segments.append(SegmentEntry.record(object))
-      return
+      if let carrying, object.body.isInline, let location = try appendInline(object, body: carrying) {
+        object.body = location
+      } else {
+        object.body = .dataFile
+        try segments.append(SegmentEntry.record(object))
+      }
+      return object
     }
+    // The data file the new generation replaces (none for an inline one, or a rewrite in place).
+    let replaced = previous.flatMap { !$0.body.isInline && $0.generation != object.generation ? $0 : nil }
+    if let bytes = data.bytes, bytes.count <= inlineLimit {
+      if let replaced {
+        // Names the file to drop, so start-up removes it if a kill comes before the unlink.
+        try segments.append(
+          SegmentEntry.intent(bucket: object.bucket, name: object.name, generations: [object.generation, replaced.generation]),
+          entries: 0, sync: false)
+      }
+      if let location = try appendInline(object, body: bytes) {
+        object.body = location
+        if let replaced { files.calls.unlink(dataPath(replaced)) }
+        return object
+      }
+    }
+    object.body = .dataFile
     var generations = [object.generation]
-    if let previous, previous.generation != object.generation { generations.append(previous.generation) }
+    if let replaced { generations.append(replaced.generation) }
     // Named before the data file exists, so start-up finds a leftover of it (not synced: a kill
     // leaves it in the file; only a power cut can lose it, and then an unnamed file is garbage,
     // not damage).
@@ -101,12 +128,30 @@ extension FileBackend {
       files.calls.unlink(target)
       throw error
     }
-    if let previous, previous.generation != object.generation { files.calls.unlink(dataPath(previous)) }
+    if let replaced { files.calls.unlink(dataPath(replaced)) }
+    return object
+  }
+
+  /// Appends `object`'s record with `body` in it: the commit point. Returns where the bytes
+  /// landed, or nil (nothing appended) when the log is past the sequences a location can name.
+  private func appendInline(_ object: ObjectMetadata, body: [UInt8]) throws(StorageError) -> BodyLocation? {
+    guard segments.namesInlineBodies else { return nil }
+    var record = object
+    record.body = .dataFile
+    let frame = SegmentEntry.inlineRecord(record, body: body)
+    let at = try segments.append(frame)
+    return BodyLocation(sequence: at.sequence, offset: at.offset + frame.count - body.count)
+  }
+
+  /// The bytes a metadata change of `object` carries into its record: an inline object's
+  /// (read under the object's lock, where compaction cannot move them).
+  public func carriedBytes(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]? {
+    object.body.isInline ? try readInline(object) : nil
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {
     try segments.append(SegmentEntry.tombstone(bucket: object.bucket, name: object.name, generation: object.generation))
-    files.calls.unlink(dataPath(object))
+    if !object.body.isInline { files.calls.unlink(dataPath(object)) }
   }
 
   func readBucketRecord(_ bucket: String) -> BucketInfo? {

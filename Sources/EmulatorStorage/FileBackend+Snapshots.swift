@@ -19,6 +19,8 @@ import EmulatorSupport
 /// live version (checked by the store under the object's stripe lock), else dropped (so are
 /// the records of a bucket whose folder is gone: deleted); its tombstones and intents are
 /// dropped (nothing older than the oldest segment exists, and the snapshot holds their effect).
+/// An inline record's copy moves the object's bytes: the store updates the index under the
+/// object's lock as it keeps it, so a reader (who holds that lock) never reads a removed segment.
 /// The copies are synced (with `fsync`), then the segment is removed. Killed at any point, the
 /// copies are duplicates, which replay ignores.
 extension FileBackend {
@@ -176,14 +178,19 @@ extension FileBackend {
         throw StorageError.io("log/\(SegmentLog.fileName(oldest)) is damaged at offset \(offset); it is not compacted")
       }
       offset = entry.frame.upperBound
-      guard entry.kind == .record else { continue }
+      guard entry.kind == .record || entry.kind == .inlineRecord else { continue }
       let bucket = String(decoding: entry.bucket, as: UTF8.self)
       if folders[entry.bucket] == nil {
         folders[entry.bucket] = SystemCall.retrying { access(bucketDir(bucket), F_OK) } == 0
       }
       guard folders[entry.bucket] == true else { continue }
-      try visit(bucket, ObjectKey(bytes: Array(entry.name)), entry.version) { () throws(StorageError) in
-        try segments.append(Array(bytes[entry.frame]), sync: false)
+      try visit(bucket, ObjectKey(bytes: Array(entry.name)), entry.version) { () throws(StorageError) -> BodyLocation? in
+        let at = try segments.append(Array(bytes[entry.frame]), sync: false)
+        guard entry.kind == .inlineRecord, let body = entry.recordParts?.body else { return nil }
+        // The copy's bytes are as far into the new frame as they were into the old one.
+        guard let moved = BodyLocation(sequence: at.sequence, offset: at.offset + body.startIndex - entry.frame.lowerBound)
+        else { throw StorageError.io("the log is past the segments an inline record can be kept in") }
+        return moved
       }
     }
     try segments.syncAppended()
@@ -192,7 +199,9 @@ extension FileBackend {
   }
 }
 
-/// Called by compaction for each record: bucket, name, version, and how to keep it.
+/// Called by compaction for each record: bucket, name, version, and how to keep it (which
+/// returns where an inline record's bytes now are: the index must say so before the old segment
+/// goes).
 public typealias CompactionVisitor = (
-  String, ObjectKey, ObjectVersion, () throws(StorageError) -> Void
+  String, ObjectKey, ObjectVersion, () throws(StorageError) -> BodyLocation?
 ) throws(StorageError) -> Void

@@ -9,9 +9,9 @@ import Synchronization
   import Darwin
 #endif
 
-/// Keeps objects in a data folder. Layout (format 2, described in the README):
+/// Keeps objects in a data folder. Layout (format 3, described in the README):
 ///
-///     FORMAT                                       "storage-emulator data format 2"
+///     FORMAT                                       "storage-emulator data format 3"
 ///     log/<sequence, 16 hex digits>.seg            object records, append-only (`SegmentLog`)
 ///     index.snapshot                               the index as of a log position (`IndexSnapshot`)
 ///     tmp/                                         staging and spooled request bodies; emptied at start-up
@@ -20,13 +20,17 @@ import Synchronization
 ///     projects.json                                HMAC keys made through the API
 ///     buckets/<bucket>/bucket.json                 the bucket record
 ///     buckets/<bucket>/noncurrent/…                noncurrent generations (versioned buckets)
-///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   an object's bytes
+///     buckets/<bucket>/objects/<hh>/<sha>.<generation>.data   the bytes of an object over `inlineLimit`
 ///
 /// `<sha>` is the hex SHA-256 of the object name's UTF-8 bytes and `<hh>` its first two digits,
 /// so no name, whatever its slashes or dots, can reach outside the folder, and names that differ
 /// only in Unicode normalisation stay distinct.
 ///
-/// Commit protocol: an intent entry names the new generation (and the one it replaces); the bytes
+/// An object of at most `inlineLimit` bytes has no data file: its bytes are in its record (an
+/// inline record), so committing it is one append, and every later record of it (a metadata
+/// change, a compaction's copy) carries them too; the index keeps where they are (`BodyLocation`).
+///
+/// Commit protocol of a larger object: an intent entry names the new generation (and the one it replaces); the bytes
 /// get their final `.data` name (a body held in memory is written there directly, a file staged
 /// in `tmp/` is renamed there); then the object's record entry is appended to the log. That append
 /// is the commit point: before it the old version is live, after it the new one (replay keeps the
@@ -40,8 +44,22 @@ import Synchronization
 /// A format-1 folder (one `<sha>.json` record per object and `index.journal`) is migrated at
 /// start-up (`FileBackend+Migration`).
 public final class FileBackend: StorageBackend {
-  public static let formatLine = "storage-emulator data format 2\n"
+  public static let formatLine = "storage-emulator data format 3\n"
   static let formatOneLine = "storage-emulator data format 1\n"
+  /// Format 2 differs only in having no inline records: its folders are taken as they are.
+  static let formatTwoLine = "storage-emulator data format 2\n"
+
+  /// Objects up to this size keep their bytes in their log record instead of a data file
+  /// (`STORAGE_EMULATOR_INLINE_BYTES` overrides it; 0 turns it off).
+  public static let defaultInlineLimit: Int = {
+    if let text = ProcessInfo.processInfo.environment["STORAGE_EMULATOR_INLINE_BYTES"], let value = Int(text),
+      value >= 0
+    {
+      return min(value, 1 << 20)
+    }
+    return 16 << 10
+  }()
+  let inlineLimit: Int
 
   public let root: URL
   public let fsync: Bool
@@ -75,9 +93,13 @@ public final class FileBackend: StorageBackend {
   let tmpPath: String
   let bucketsPath: String
 
-  public init(root: URL, fsync: Bool = false, calls: FileCalls = .direct) throws(StorageError) {
+  /// `inlineLimit`: see `defaultInlineLimit` (tests choose it).
+  public init(
+    root: URL, fsync: Bool = false, calls: FileCalls = .direct, inlineLimit: Int = FileBackend.defaultInlineLimit
+  ) throws(StorageError) {
     let root = root.standardizedFileURL
     self.root = root
+    self.inlineLimit = inlineLimit
     let tmpPath = root.appendingPathComponent("tmp", isDirectory: true).path
     self.tmpPath = tmpPath
     bucketsPath = root.appendingPathComponent("buckets", isDirectory: true).path
@@ -115,6 +137,11 @@ public final class FileBackend: StorageBackend {
     let formatFile = root.appendingPathComponent("FORMAT")
     if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
       if existing == formatOneLine { return }
+      if existing == formatTwoLine {
+        // From now on it may hold inline records, which a format-2 reader would take for damage.
+        try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath, replacing: true)
+        return
+      }
       guard existing == Self.formatLine else {
         throw StorageError.io(
           "the data folder holds format '\(existing.trimmingWhitespaceAndNewlines())', this version reads '\(Self.formatLine.trimmingWhitespaceAndNewlines())'"

@@ -50,7 +50,9 @@ extension IndexSnapshot {
       if let value { u64(UInt64(bitPattern: value)) }
     }
 
-    mutating func object(_ object: ObjectMetadata) {
+    /// `withBody`: the snapshot's objects say where their bytes are (a record's do not: its own
+    /// frame says it).
+    mutating func object(_ object: ObjectMetadata, withBody: Bool = false) {
       string(object.name)
       u64(UInt64(bitPattern: object.generation))
       u64(UInt64(bitPattern: object.metageneration))
@@ -87,6 +89,7 @@ extension IndexSnapshot {
         string(entry.entity)
         string(entry.role)
       }
+      if withBody { varint(object.body.raw) }
     }
 
     mutating func flushIfFull() throws(StorageError) {
@@ -174,7 +177,7 @@ extension IndexSnapshot {
 
     /// One object. Its content type and ACL are most often the previous object's: then the
     /// previous one's strings are shared rather than made again (see `Interned`).
-    mutating func object(bucket: String) throws(Damaged) -> ObjectMetadata {
+    mutating func object(bucket: String, withBody: Bool = false) throws(Damaged) -> ObjectMetadata {
       let name = try string()
       let generation = Int64(bitPattern: try u64())
       let metageneration = Int64(bitPattern: try u64())
@@ -219,6 +222,12 @@ extension IndexSnapshot {
       object.componentCount = try optionalInt().map { Int($0) }
       object.storageClass = try optionalString()
       object.storedACL = try sharedACL()
+      if withBody {
+        guard let body = BodyLocation(encoded: try varint()) else {
+          throw Damaged(description: "it has an impossible object location")
+        }
+        object.body = body
+      }
       return object
     }
 

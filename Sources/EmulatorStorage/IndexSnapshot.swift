@@ -15,11 +15,12 @@ import EmulatorSupport
 /// Layout: `magic`, epoch (u64), the highest generation the store had made (u64), the older
 /// segments and their record counts (a count, then sequence u64 and count varint each), bucket
 /// count, per bucket its name, creation time and object count, the damaged record paths, then
-/// every bucket's objects (in bucket, then name order), then a CRC32C of everything before it. Integers are little-endian; strings a varint length and
+/// every bucket's objects (in bucket, then name order, each with where its bytes are: a
+/// `BodyLocation`), then a CRC32C of everything before it. Integers are little-endian; strings a varint length and
 /// UTF-8 bytes. The header comes first so the objects can be decoded on one thread while another
 /// indexes them (`ObjectBatches`).
 enum IndexSnapshot {
-  static let magic = Array("storage-emulator index snapshot 4\n".utf8)
+  static let magic = Array("storage-emulator index snapshot 5\n".utf8)
 
   struct Contents {
     var epoch: UInt64
@@ -58,7 +59,7 @@ enum IndexSnapshot {
     for path in damaged { sink.string(path) }
     for bucket in buckets {
       for object in bucket.objects {
-        sink.object(object)
+        sink.object(object, withBody: true)
         try sink.flushIfFull()
       }
     }
@@ -134,7 +135,7 @@ enum IndexSnapshot {
           batch.keys.reserveCapacity(min(batchSize, bucket.count))
           batch.objects.reserveCapacity(min(batchSize, bucket.count))
           for _ in 0..<bucket.count {
-            let object = try source.object(bucket: name)
+            let object = try source.object(bucket: name, withBody: true)
             let key = ObjectKey(object.name)
             if skip(name, key) { continue }
             batch.keys.append(key)

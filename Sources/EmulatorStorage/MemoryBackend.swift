@@ -70,8 +70,10 @@ public final class MemoryBackend: StorageBackend {
     state.withLock { _ = $0.staged.removeValue(forKey: staged.id) }
   }
 
-  public func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
-    guard let data else { return }
+  public func commit(
+    _ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?, carrying: [UInt8]?
+  ) throws(StorageError) -> ObjectMetadata {
+    guard let data else { return object }
     state.withLock { state in
       let bytes = state.staged.removeValue(forKey: data.id) ?? []
       state.data[DataKey(bucket: object.bucket, name: ObjectKey(object.name), generation: object.generation)] = bytes
@@ -80,6 +82,7 @@ public final class MemoryBackend: StorageBackend {
         if !state.archived.contains(key) { state.data[key] = nil }
       }
     }
+    return object
   }
 
   public func remove(_ object: ObjectMetadata) throws(StorageError) {

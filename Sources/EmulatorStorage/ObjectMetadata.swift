@@ -3,7 +3,7 @@ import EmulatorSupport
 /// Everything stored about one object besides its bytes.
 ///
 /// Compact, because the index holds one per object (a million objects must fit in a few hundred
-/// MB): 128 bytes inline, and no heap allocation of its own for a typical object. The MD5 is
+/// MB): 136 bytes inline, and no heap allocation of its own for a typical object. The MD5 is
 /// two words, the storage class a one-byte code, the content type and the ACL shared between
 /// the objects that have the same ones (`Interned`), and the fields few objects set (cache
 /// control, disposition, encoding, language, custom time, custom metadata, download tokens,
@@ -30,6 +30,8 @@ public struct ObjectMetadata: Sendable, Equatable {
   var storedACL: [AccessControl]
   /// The rarely set fields; nil when none is.
   var rare: RareFields?
+  /// Where the bytes are (`FileBackend`); not part of the metadata: `==` ignores it.
+  var body = BodyLocation.dataFile
 
   public init(
     bucket: String, name: String, generation: Int64, size: Int64, md5: [UInt8]?, crc32c: UInt32,

@@ -56,7 +56,7 @@ extension ObjectStore {
 /// A bucket's live objects by name, the shape of a dictionary: a dictionary of slot numbers into
 /// one dense array of metadata. A dictionary of the metadata itself keeps room for up to 2.7
 /// values per object (its table is a power of two, at most 3/4 full: a million objects get 2^21
-/// places), which for 128-byte values is most of the index's memory; here the spare places hold
+/// places), which for 136-byte values is most of the index's memory; here the spare places hold
 /// 4-byte slot numbers, and the array has one place per object (freed places are reused).
 struct ObjectTable {
   private var slotOf: [ObjectKey: Int32] = [:]
@@ -101,6 +101,12 @@ struct ObjectTable {
       slots.append(object)
     }
     return nil
+  }
+
+  /// Records where the object's bytes moved (compaction copied its inline record).
+  mutating func moveBody(forKey key: ObjectKey, to location: BodyLocation) {
+    guard let slot = slotOf[key] else { return }
+    slots[Int(slot)].body = location
   }
 
   @discardableResult

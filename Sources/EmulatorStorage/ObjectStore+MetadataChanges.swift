@@ -140,14 +140,25 @@ extension ObjectStore {
     while let group = stripe.groups[key], !group.waiting.isEmpty {
       let batch = group.waiting
       group.waiting = []
-      let object = group.latest
+      var object = group.latest
       let previous = group.published
-      stripe.unlock()
       var failure: StorageError?
+      // Bytes the record carries (a small object's, `FileBackend`) are read here, under the lock
+      // that compaction takes to move them.
+      let carried: [UInt8]?
       do {
-        try backend.commit(object, data: nil, previous: previous)
+        carried = try backend.carriedBytes(previous)
       } catch {
+        carried = nil
         failure = error
+      }
+      stripe.unlock()
+      if failure == nil {
+        do {
+          object = try backend.commit(object, data: nil, previous: previous, carrying: carried)
+        } catch {
+          failure = error
+        }
       }
       stripe.lock()
       if failure == nil {
@@ -175,6 +186,7 @@ extension ObjectStore {
         return
       }
       group.published = object
+      group.latest.body = object.body
       stripe.unlock()
       for ticket in batch { ticket.completion(.success(ticket.object)) }
       endWrites(batch)

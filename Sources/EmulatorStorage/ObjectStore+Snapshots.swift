@@ -78,7 +78,8 @@ extension ObjectStore {
     while backend.compactionDue && !writes.withLock({ $0.closed }) {
       do {
         let compacted = try backend.compactOldestSegment { bucket, name, version, keep throws(StorageError) in
-          let lock = stripe(WriteStripe.Key(bucket: bucket, name: name))
+          let key = WriteStripe.Key(bucket: bucket, name: name)
+          let lock = stripe(key)
           lock.lock()
           defer { lock.unlock() }
           let live = index.withLock { buckets -> ObjectMetadata?? in
@@ -89,10 +90,17 @@ extension ObjectStore {
           case .none:
             // A bucket the index does not hold but whose folder is there (its record was found
             // damaged at start-up): its objects are kept for when it is repaired.
-            try keep()
+            _ = try keep()
           case .some(let object?) where object.generation == version.generation
             && object.metageneration == version.metageneration:
-            try keep()
+            guard let moved = try keep() else { break }
+            // Its bytes moved with the record: readers and a metadata change in progress must
+            // look in the copy (the old segment is removed once every record is copied).
+            index.withLock { $0[bucket]?.objects.moveBody(forKey: name, to: moved) }
+            if let group = lock.groups[key] {
+              group.published.body = moved
+              group.latest.body = moved
+            }
           default:
             break
           }

@@ -48,8 +48,10 @@ extension ObjectStore {
   /// lock, before the write that replaces or removes it).
   func archiveIfVersioned(_ previous: ObjectMetadata?) throws(StorageError) -> NoncurrentObject? {
     guard let previous, index.withLock({ $0[previous.bucket]?.info.versioningEnabled ?? false }) else { return nil }
-    let version = NoncurrentObject(object: previous, timeDeleted: Timestamp.nowMilliseconds())
+    var version = NoncurrentObject(object: previous, timeDeleted: Timestamp.nowMilliseconds())
     try backend.archive(version)
+    // Kept in a file of its own now, whatever held the live bytes.
+    version.object.body = .dataFile
     return version
   }
 

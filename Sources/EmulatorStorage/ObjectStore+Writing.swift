@@ -148,15 +148,16 @@ extension ObjectStore {
     _ object: ObjectMetadata, staged: StagedData?, previous: ObjectMetadata?
   ) throws(StorageError) -> ObjectMetadata {
     let archived = try archiveIfVersioned(previous)
+    let committed: ObjectMetadata
     do {
-      try backend.commit(object, data: staged, previous: previous)
+      committed = try backend.commit(object, data: staged, previous: previous, carrying: nil)
     } catch {
       if let archived { try? backend.removeNoncurrent(archived.object) }
       throw error
     }
-    try publish(object, archived: archived)
-    changes.emit(.finalized, object)
-    return object
+    try publish(committed, archived: archived)
+    changes.emit(.finalized, committed)
+    return committed
   }
 
   private func commitNew(
@@ -204,11 +205,14 @@ extension ObjectStore {
     try Naming.validateObjectName(name)
     try Naming.validateBucketName(bucket)
     // `sourceGeneration` may name a noncurrent generation (how an old version is restored).
-    guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
-      throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
+    let (sources, staged) = try stageSources {  () throws(StorageError) -> [ObjectMetadata] in
+      guard let source = try addressed(sourceBucket, sourceName, generation: sourceConditions.generation) else {
+        throw StorageError.objectNotFound(bucket: sourceBucket, name: sourceName)
+      }
+      try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
+      return [source]
     }
-    try sourceConditions.checkWrite(source, bucket: sourceBucket, name: sourceName)
-    let staged = try backend.stageConcatenation(of: [source])
+    let source = sources[0]
     return try commitNew(
       bucket: bucket, name: name, staged: staged, md5: source.md5, crc32c: source.crc32c,
       componentCount: source.componentCount, upload: upload, conditions: conditions
@@ -247,23 +251,26 @@ extension ObjectStore {
     guard (1...32).contains(sources.count) else {
       throw StorageError.invalid("A compose request needs 1 to 32 source objects, got \(sources.count).")
     }
-    var objects: [ObjectMetadata] = []
-    for source in sources {
-      guard let object = try addressed(bucket, source.name, generation: source.generation) else {
-        throw StorageError.objectNotFound(bucket: bucket, name: source.name)
+    let (objects, staged) = try stageSources { () throws(StorageError) -> [ObjectMetadata] in
+      var objects: [ObjectMetadata] = []
+      for source in sources {
+        guard let object = try addressed(bucket, source.name, generation: source.generation) else {
+          throw StorageError.objectNotFound(bucket: bucket, name: source.name)
+        }
+        if let expected = source.ifGenerationMatch, expected != object.generation {
+          throw StorageError.conditionNotMet(
+            "Source object '\(source.name)' has generation \(object.generation), not \(expected).")
+        }
+        objects.append(object)
       }
-      if let expected = source.ifGenerationMatch, expected != object.generation {
-        throw StorageError.conditionNotMet(
-          "Source object '\(source.name)' has generation \(object.generation), not \(expected).")
+      let components = objects.reduce(0) { $0 + ($1.componentCount ?? 1) }
+      guard components <= 1024 else {
+        throw StorageError.invalid(
+          "A composite object may have at most 1024 components; this one would have \(components).")
       }
-      objects.append(object)
+      return objects
     }
     let components = objects.reduce(0) { $0 + ($1.componentCount ?? 1) }
-    guard components <= 1024 else {
-      throw StorageError.invalid(
-        "A composite object may have at most 1024 components; this one would have \(components).")
-    }
-    let staged = try backend.stageConcatenation(of: objects)
     let digest: (md5: [UInt8], crc32c: UInt32)
     do {
       digest = try backend.digest(staged)
@@ -275,6 +282,23 @@ extension ObjectStore {
       bucket: bucket, name: name, staged: staged, md5: nil, crc32c: digest.crc32c, componentCount: components,
       upload: upload, conditions: conditions
     ) { _ in }
+  }
+
+  /// Looks the sources up (`resolve`) and stages their concatenation. The sources are read
+  /// without their locks: compaction may move a small object's bytes meanwhile (`FileBackend`),
+  /// which reads as missing, so a missing source is looked up again (twice at most).
+  private func stageSources(
+    _ resolve: () throws(StorageError) -> [ObjectMetadata]
+  ) throws(StorageError) -> ([ObjectMetadata], StagedData) {
+    var attempt = 0
+    while true {
+      let objects = try resolve()
+      do {
+        return (objects, try backend.stageConcatenation(of: objects))
+      } catch .objectNotFound where attempt < 2 {
+        attempt += 1
+      }
+    }
   }
 
   public func delete(bucket: String, name: String, conditions: Preconditions = Preconditions()) throws(StorageError) {

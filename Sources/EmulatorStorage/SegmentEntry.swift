@@ -10,7 +10,8 @@
 /// decides how fast a folder without a snapshot starts); an intent's generations (i64 each) of
 /// data files the change creates or drops; a tombstone's is empty (its metageneration is
 /// `Int64.max`, so it beats a record of the same generation under the plain (generation,
-/// metageneration) order).
+/// metageneration) order). An inline record's payload is `[metadata length u32][metadata][bytes]`:
+/// a small object's bytes travel in every record of it (`FileBackend.inlineLimit`).
 struct SegmentEntry {
   enum Kind: UInt8 {
     /// The object's metadata: this version is live unless a larger one exists.
@@ -20,6 +21,8 @@ struct SegmentEntry {
     /// Data files named before they are created (or dropped): start-up removes those that the
     /// winning version does not use.
     case intent = 3
+    /// A record followed by the object's bytes.
+    case inlineRecord = 4
   }
 
   /// Bytes before the payload, after the length field, for empty bucket and name.
@@ -71,6 +74,30 @@ struct SegmentEntry {
     encode(
       .record, bucket: object.bucket, name: object.name, generation: object.generation,
       metageneration: object.metageneration, payload: IndexSnapshot.encode(object))
+  }
+
+  /// A record carrying the object's bytes; they are the frame's last `body.count` bytes.
+  static func inlineRecord(_ object: ObjectMetadata, body: [UInt8]) -> [UInt8] {
+    let metadata = IndexSnapshot.encode(object)
+    var payload: [UInt8] = []
+    payload.reserveCapacity(4 + metadata.count + body.count)
+    append(UInt32(metadata.count), to: &payload)
+    payload += metadata
+    payload += body
+    return encode(
+      .inlineRecord, bucket: object.bucket, name: object.name, generation: object.generation,
+      metageneration: object.metageneration, payload: payload)
+  }
+
+  /// A record's encoded metadata and (inline) bytes; nil when an inline record's metadata length
+  /// does not fit its payload.
+  var recordParts: (metadata: ArraySlice<UInt8>, body: ArraySlice<UInt8>?)? {
+    guard kind == .inlineRecord else { return (payload, nil) }
+    guard payload.count >= 4 else { return nil }
+    let length = Int(Self.load(payload, at: payload.startIndex, size: 4))
+    let start = payload.startIndex + 4
+    guard length <= payload.endIndex - start else { return nil }
+    return (payload[start..<(start + length)], payload[(start + length)...])
   }
 
   static func tombstone(bucket: String, name: String, generation: Int64) -> [UInt8] {

@@ -26,7 +26,7 @@ final class SegmentLog: @unchecked Sendable {
     if let text = ProcessInfo.processInfo.environment["STORAGE_EMULATOR_SEGMENT_BYTES"], let value = Int(text),
       value > 0
     {
-      return value
+      return min(value, 1 << 36)  // offsets stay within what a `BodyLocation` names
     }
     return 64 << 20
   }()
@@ -64,6 +64,8 @@ final class SegmentLog: @unchecked Sendable {
   private var counts: [UInt64: Int] = [:]
   /// Records and tombstones appended since the last `roll` (for `snapshotDue`).
   private var sinceRoll = 0
+  /// Open read-only handles for reading objects' bytes out of their records (`reader`).
+  private var readers: [UInt64: Segment] = [:]
   /// Set before the first append (tests set it small).
   var rollBytes = SegmentLog.defaultRollBytes
 
@@ -99,14 +101,19 @@ final class SegmentLog: @unchecked Sendable {
   }
 
   /// Appends one frame (several, concatenated, as one `write`), counting `entries` records and
-  /// tombstones; with `fsync` and `sync`, returns once it is synced.
-  func append(_ frame: [UInt8], entries: Int = 1, sync: Bool = true) throws(StorageError) {
-    let outcome = condition.withLocked { () -> Result<(UInt64, Segment), StorageError> in
+  /// tombstones; with `fsync` and `sync`, returns once it is synced. Returns where the frame
+  /// starts: the segment's sequence and the offset in it.
+  @discardableResult
+  func append(_ frame: [UInt8], entries: Int = 1, sync: Bool = true) throws(StorageError) -> (
+    sequence: UInt64, offset: Int
+  ) {
+    let outcome = condition.withLocked { () -> Result<(UInt64, Segment, Int), StorageError> in
       guard active != nil else { return .failure(FileBackend.error("write the log", EBADF)) }
       if mustRoll || (activeSize + frame.count > rollBytes && activeSize > Self.header.count) {
         do throws(StorageError) { _ = try rollLocked() } catch { return .failure(error) }
       }
       let segment = active!
+      let offset = activeSize
       let code = frame.withUnsafeBytes { files.calls.write(segment.fd, $0, path: segment.path) }
       guard code == 0 else {
         // Cut a partial write off, or the next entry would follow damage.
@@ -117,10 +124,32 @@ final class SegmentLog: @unchecked Sendable {
       appended += UInt64(frame.count)
       counts[segment.sequence, default: 0] += entries
       sinceRoll += entries
-      return .success((appended, segment))
+      return .success((appended, segment, offset))
     }
-    let (end, _) = try outcome.get()
+    let (end, segment, offset) = try outcome.get()
     if files.fsync && sync { try waitSynced(end) }
+    return (segment.sequence, offset)
+  }
+
+  /// Whether an entry appended now lands where a `BodyLocation` can name it.
+  var namesInlineBodies: Bool {
+    condition.withLocked { (active?.sequence ?? .max) < BodyLocation.sequenceLimit - 1 }
+  }
+
+  /// A read-only handle on segment `sequence` (cached; nil once the segment is removed). The
+  /// handle keeps the file open for as long as its holder reads, even across a removal.
+  func reader(_ sequence: UInt64) -> Segment? {
+    condition.withLocked {
+      if let segment = readers[sequence] { return segment }
+      let path = path(sequence)
+      let fd = SystemCall.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+      guard fd >= 0 else { return nil }
+      let segment = Segment(fd, sequence, in: directory)
+      // Bounded: a log of many small segments (tests) opens again what is dropped here.
+      if readers.count >= 64 { readers.removeAll() }
+      readers[sequence] = segment
+      return segment
+    }
   }
 
   /// Returns once everything appended so far is synced (with `fsync`).
@@ -228,7 +257,10 @@ final class SegmentLog: @unchecked Sendable {
     let code = files.calls.unlink(path(sequence))
     guard code == 0 || code == ENOENT else { throw FileBackend.error("remove a log segment", code) }
     files.syncDirectory(directory)
-    condition.withLocked { _ = counts.removeValue(forKey: sequence) }
+    condition.withLocked {
+      _ = counts.removeValue(forKey: sequence)
+      readers[sequence] = nil
+    }
   }
 }
 

@@ -32,7 +32,8 @@ struct SegmentScan: Sendable {
   /// The entries read (records and tombstones).
   var entries: Int { counts.values.reduce(0, +) }
 
-  mutating func add(_ entry: SegmentEntry, key: ObjectPath) {
+  /// `sequence`: the segment the entry was read from (where an inline record's bytes are).
+  mutating func add(_ entry: SegmentEntry, key: ObjectPath, sequence: UInt64) {
     highest = max(highest, entry.generation)
     switch entry.kind {
     case .intent:
@@ -43,18 +44,28 @@ struct SegmentScan: Sendable {
     case .tombstone:
       dataFiles.append((key, entry.generation, false))
       consider(key, Winner(version: entry.version, object: nil))
-    case .record:
+    case .record, .inlineRecord:
       if let current = winners[key], current.version >= entry.version { return }
       // Decoded with the bucket's one string (shared by all its objects).
-      if let object = try? IndexSnapshot.decode(entry.payload, bucket: key.bucket),
+      if let parts = entry.recordParts, var object = try? IndexSnapshot.decode(parts.metadata, bucket: key.bucket),
         object.name.utf8.elementsEqual(entry.name), object.generation == entry.generation,
-        object.metageneration == entry.metageneration
+        object.metageneration == entry.metageneration,
+        let body = Self.location(of: parts.body, size: object.size, sequence: sequence)
       {
+        object.body = body
         winners[key] = Winner(version: entry.version, object: object)
       } else {
         winners[key] = Winner(version: entry.version, object: nil, damaged: true)
       }
     }
+  }
+
+  /// Where an inline record's bytes are (their offset in the segment is their index in the
+  /// segment's bytes); a data file for a plain record; nil when the bytes do not match the size.
+  private static func location(of body: ArraySlice<UInt8>?, size: Int64, sequence: UInt64) -> BodyLocation? {
+    guard let body else { return .dataFile }
+    guard Int64(body.count) == size else { return nil }
+    return BodyLocation(sequence: sequence, offset: body.startIndex)
   }
 
   private mutating func consider(_ key: ObjectPath, _ winner: Winner) {
@@ -129,7 +140,7 @@ struct SegmentScan: Sendable {
           bucketBytes = entry.bucket
           bucket = String(decoding: bucketBytes, as: UTF8.self)
         }
-        scan.add(entry, key: ObjectPath(bucket: bucket, object: ObjectKey(bytes: Array(entry.name))))
+        scan.add(entry, key: ObjectPath(bucket: bucket, object: ObjectKey(bytes: Array(entry.name))), sequence: sequence)
         if entry.kind != .intent { count += 1 }
         offset = entry.frame.upperBound
       case .unreadable(let at):

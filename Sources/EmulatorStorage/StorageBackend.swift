@@ -16,8 +16,16 @@ public protocol StorageBackend: Sendable {
   func digest(_ staged: StagedData) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32)
   func discard(_ staged: StagedData)
   /// Makes `object` the live version: with `data`, a new generation replacing `previous` (whose
-  /// bytes are then dropped); without, a metadata-only update that leaves the bytes alone.
-  func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError)
+  /// bytes are then dropped); without, a metadata-only update that leaves the bytes alone (and
+  /// writes `carrying` with the record: what `carriedBytes` returned). Returns the object as
+  /// committed (the file backend notes where its bytes went).
+  @discardableResult
+  func commit(
+    _ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?, carrying: [UInt8]?
+  ) throws(StorageError) -> ObjectMetadata
+  /// The bytes a metadata-only commit of `object` must write again with its record (called
+  /// under the object's lock); nil when its record does not hold them.
+  func carriedBytes(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]?
   func remove(_ object: ObjectMetadata) throws(StorageError)
   /// Keeps the bytes and metadata of the live `object` as a noncurrent generation (a versioned
   /// bucket), before a `commit` replaces it or a `remove` removes it; readable by `open`/`read`.
@@ -62,6 +70,7 @@ public protocol StorageBackend: Sendable {
 }
 
 extension StorageBackend {
+  public func carriedBytes(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]? { nil }
   public func saveSnapshot(_ state: LoadedState) throws(StorageError) {}
   public func saveProjects(_ state: JSONValue) throws(StorageError) {}
   public func loadProjects() -> JSONValue? { nil }

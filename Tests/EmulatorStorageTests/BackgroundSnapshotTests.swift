@@ -65,8 +65,8 @@ import Testing
     let reached = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let calls = FileCalls.recording { line in
-      // The record of the armed write (its second append, after the intent) is in the log; it
-      // is not yet published.
+      // The record of the armed write (a small object's only append: its bytes are in it) is in
+      // the log; it is not yet published.
       if line.hasPrefix("write "), line.hasSuffix(".seg"), armed.load(ordering: .relaxed) > 0,
         armed.subtract(1, ordering: .relaxed).newValue == 0
       {
@@ -77,10 +77,10 @@ import Testing
     let backend = try FileBackend(root: root, calls: calls)
     let store = try ObjectStore(backend: backend)
     _ = try store.insert(bucket: "bkt", name: "before", data: [1])
-    armed.store(2, ordering: .relaxed)
+    armed.store(1, ordering: .relaxed)
     let writer = Thread { _ = try? store.insert(bucket: "bkt", name: "slow", data: [2]) }
     writer.start()
-    reached.wait()
+    try #require(reached.wait(timeout: .now() + 20) == .success, "the write reached its record")
     store.startSnapshot()
     Thread.sleep(forTimeInterval: 0.3)
     #expect(store.writes.withLock { $0.snapshotting }, "the snapshot waits for the write in progress")

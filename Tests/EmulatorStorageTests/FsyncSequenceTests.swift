@@ -40,13 +40,55 @@ import Testing
     }
   }
 
-  /// Runs every write path once, in order, each recorded on its own.
+  /// Every write path: of objects with data files, then of inline ones.
   func recordEveryWritePath(fsync: Bool = true) throws -> [(name: String, calls: [String])] {
+    try recordDataFileWritePaths(fsync: fsync) + recordInlineWritePaths(fsync: fsync)
+  }
+
+  /// The write paths of objects kept inline in their records (up to 16 bytes here).
+  func recordInlineWritePaths(fsync: Bool) throws -> [(name: String, calls: [String])] {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let root = folder.url.appendingPathComponent("data").standardizedFileURL.path
     let recorder = Recorder(root: root)
-    let backend = try FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: recorder.calls)
+    let backend = try FileBackend(
+      root: URL(fileURLWithPath: root), fsync: fsync, calls: recorder.calls, inlineLimit: 16)
+    let store = try ObjectStore(backend: backend)
+    _ = try store.createBucket("bkt")
+    _ = try store.createBucket("ver", resource: .object([("versioning", .object([("enabled", .bool(true))]))]))
+    _ = try store.insert(bucket: "bkt", name: "large", data: Array(repeating: 7, count: 32))
+    _ = try store.insert(bucket: "ver", name: "v", data: [1])
+    _ = recorder.take()
+    var paths: [(String, [String])] = []
+    func path(_ name: String, _ body: () throws -> Void) rethrows {
+      try body()
+      paths.append((name, recorder.take()))
+    }
+    try path("inline: upload, new object") { _ = try store.insert(bucket: "bkt", name: "a", data: [1, 2, 3]) }
+    try path("inline: metadata update") {
+      var patch = MetadataPatch()
+      patch.fields[.contentType] = .set("text/plain")
+      _ = try store.update(bucket: "bkt", name: "a", patch: patch)
+    }
+    try path("inline: upload replacing an object with a data file") {
+      _ = try store.insert(bucket: "bkt", name: "large", data: [2])
+    }
+    try path("inline: copy") { _ = try store.copy(from: "bkt", "a", to: "bkt", "b") }
+    try path("inline: upload replacing an object in a versioned bucket") {
+      _ = try store.insert(bucket: "ver", name: "v", data: [2])
+    }
+    try path("inline: delete") { try store.delete(bucket: "bkt", name: "b") }
+    return paths
+  }
+
+  /// Runs every write path once, in order, each recorded on its own: objects get data files
+  /// (the inline limit is 0).
+  func recordDataFileWritePaths(fsync: Bool = true) throws -> [(name: String, calls: [String])] {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data").standardizedFileURL.path
+    let recorder = Recorder(root: root)
+    let backend = try FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: recorder.calls, inlineLimit: 0)
     let store = try ObjectStore(backend: backend)
     let sessions = UploadSessions(space: try backend.uploadSpace(.sessions))
     let multipart = MultipartUploads(space: try backend.uploadSpace(.multipart), maxBytes: 1 << 20)

@@ -26,7 +26,9 @@ final class SlowCountingBackend: StorageBackend {
   func discard(_ staged: StagedData) { inner.discard(staged) }
   func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace { try inner.uploadSpace(kind) }
   var spoolDirectory: String? { inner.spoolDirectory }
-  func commit(_ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?) throws(StorageError) {
+  func commit(
+    _ object: ObjectMetadata, data: StagedData?, previous: ObjectMetadata?, carrying: [UInt8]?
+  ) throws(StorageError) -> ObjectMetadata {
     if data == nil {
       metadataCommits.add(1, ordering: .relaxed)
       gate.withLock { $0 }?.wait()
@@ -36,8 +38,9 @@ final class SlowCountingBackend: StorageBackend {
         throw StorageError.io("injected failure")
       }
     }
-    try inner.commit(object, data: data, previous: previous)
+    return try inner.commit(object, data: data, previous: previous, carrying: carrying)
   }
+  func carriedBytes(_ object: ObjectMetadata) throws(StorageError) -> [UInt8]? { try inner.carriedBytes(object) }
   func remove(_ object: ObjectMetadata) throws(StorageError) { try inner.remove(object) }
   func archive(_ object: NoncurrentObject) throws(StorageError) { try inner.archive(object) }
   func removeNoncurrent(_ object: ObjectMetadata) throws(StorageError) { try inner.removeNoncurrent(object) }

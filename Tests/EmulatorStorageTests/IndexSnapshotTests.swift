@@ -8,9 +8,11 @@ import Testing
 @Suite struct IndexSnapshotTests {
   /// A data folder in `folder` holding one object `name` in bucket `bkt`, closed cleanly (so it
   /// has a snapshot and nothing to replay).
-  func closedFolder(in folder: TemporaryFolder, holding name: String) throws -> URL {
+  func closedFolder(
+    in folder: TemporaryFolder, holding name: String, inlineLimit: Int = FileBackend.defaultInlineLimit
+  ) throws -> URL {
     let root = folder.url.appendingPathComponent("data")
-    let store = try ObjectStore(backend: FileBackend(root: root))
+    let store = try ObjectStore(backend: FileBackend(root: root, inlineLimit: inlineLimit))
     _ = try store.insert(bucket: "bkt", name: name, data: [1])
     try store.close()
     return root
@@ -170,7 +172,7 @@ import Testing
   @Test func replayingAnIntentRemovesWhatItsInterruptedWriteLeft() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let root = try closedFolder(in: folder, holding: "victim")
+    let root = try closedFolder(in: folder, holding: "victim", inlineLimit: 0)
     let data = try #require(folder.allFiles().first { $0.hasSuffix(".data") && $0.contains("/objects/") })
     let dataURL = root.deletingLastPathComponent().appendingPathComponent(data)
     let stem = String(dataURL.lastPathComponent.prefix { $0 != "." })
@@ -222,7 +224,7 @@ import Testing
     defer { folder.cleanUp() }
     let root = try closedFolder(in: folder, holding: "kept")
     let snapshot = root.appendingPathComponent("index.snapshot")
-    for text in ["storage-emulator index snapshot 4\n", "garbage", ""] {
+    for text in ["storage-emulator index snapshot 5\n", "garbage", ""] {
       try Data(text.utf8).write(to: snapshot)
       let lines = LogLines()
       let backend = try FileBackend(root: root)

@@ -77,7 +77,7 @@ import Testing
       let frame = SegmentEntry.record(
         ObjectMetadata(bucket: "bkt", name: name, generation: generation, size: 0, md5: nil, crc32c: 0, now: 0))
       guard case .entry(let entry) = SegmentEntry.parse(frame, at: 0) else { throw StorageError.io("parse") }
-      scan.add(entry, key: entry.key)
+      scan.add(entry, key: entry.key, sequence: 1)
     }
     #expect(scan.winners.count == 2)
     #expect(scan.winners[ObjectPath(bucket: "bkt", name: Self.composed)]?.version.generation == 1)

@@ -29,7 +29,7 @@ import Testing
       self.root = root
       self.lines = lines
       self.observer = observer
-      backend = try FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: calls)
+      backend = try FileBackend(root: URL(fileURLWithPath: root), fsync: fsync, calls: calls, inlineLimit: 0)
       store = try ObjectStore(backend: backend)
       _ = try store.createBucket("bkt")
       lines.withLock { $0 = [] }

@@ -146,7 +146,7 @@ import Testing
   @Test func unversionedBucketDropsReplacedGenerations() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
-    let store = try ObjectStore(backend: FileBackend(root: folder.url.appendingPathComponent("data")))
+    let store = try ObjectStore(backend: FileBackend(root: folder.url.appendingPathComponent("data"), inlineLimit: 0))
     let first = try store.insert(bucket: "plain-bucket", name: "a", data: [1])
     _ = try store.insert(bucket: "plain-bucket", name: "a", data: [2])
     #expect(store.noncurrentVersion(bucket: "plain-bucket", name: "a", generation: first.generation) == nil)
