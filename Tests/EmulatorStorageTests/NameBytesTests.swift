@@ -7,6 +7,21 @@ import Testing
 /// treat canonically equivalent strings as one; these tests use a precomposed and a decomposed
 /// "café", which GCS stores as two objects.
 @Suite struct NameBytesTests {
+  /// `ObjectKey`'s `memcmp` order is byte order: the same as comparing the bytes one by one,
+  /// prefixes first, bytes above 0x7F after ASCII.
+  @Test func keyOrderIsByteOrderForEveryPair() {
+    var generator = SystemRandomNumberGenerator()
+    let alphabet: [UInt8] = [0x00, 0x2F, 0x61, 0x62, 0x7F, 0x80, 0xC3, 0xFF]
+    let keys = (0..<200).map { _ in
+      ObjectKey(bytes: (0..<Int.random(in: 0...5, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+    for a in keys {
+      for b in keys {
+        #expect((a < b) == a.bytes.lexicographicallyPrecedes(b.bytes), "\(a.bytes) < \(b.bytes)")
+      }
+    }
+  }
+
   static let composed = "caf\u{E9}"  // 63 61 66 c3 a9
   static let decomposed = "cafe\u{301}"  // 63 61 66 65 cc 81
 
