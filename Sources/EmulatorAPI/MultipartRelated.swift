@@ -1,6 +1,12 @@
 import EmulatorHTTP
 import EmulatorSupport
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A `multipart/related` body (RFC 2387) as upload clients send it: CRLF or bare-LF line
 /// breaks, quoted or unquoted boundary, with or without a trailing line break.
 struct MultipartRelated {
@@ -144,22 +150,25 @@ struct MultipartRelated {
   }
 
   /// Finds `needle` at the start of the body or right after a LF, starting in the `within`
-  /// bytes from `start`. Linear: a comparison stops at the first differing byte, at the latest
-  /// at the next LF (a boundary holds none), where the next candidate starts.
+  /// bytes from `start`. Linear: `memchr` jumps from one LF to the next (a boundary holds none),
+  /// and only the bytes after each are compared with the needle.
   private static func find(
     _ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from start: Int, within: Int
   ) -> Int? {
-    guard haystack.count >= needle.count else { return nil }
-    var index = start
-    let first = needle[0]
+    guard haystack.count >= needle.count, !needle.isEmpty, let base = haystack.baseAddress else { return nil }
     let lastStart = min(haystack.count - needle.count, start + max(0, within - needle.count))
-    while index <= lastStart {
-      if haystack[index] == first && (index == 0 || haystack[index - 1] == 10)
-        && haystack[index..<(index + needle.count)].elementsEqual(needle)
-      {
-        return index
+    guard start >= 0, start <= lastStart else { return nil }
+    /// The position after the first LF in `from..<lastStart` (past `lastStart` when there is none).
+    func afterNextLineFeed(_ from: Int) -> Int {
+      guard from < lastStart, let found = memchr(base + from, 10, lastStart - from) else { return lastStart + 1 }
+      return base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+    }
+    var candidate = start == 0 || haystack[start - 1] == 10 ? start : afterNextLineFeed(start)
+    while candidate <= lastStart {
+      if needle.withUnsafeBufferPointer({ memcmp(base + candidate, $0.baseAddress!, $0.count) }) == 0 {
+        return candidate
       }
-      index += 1
+      candidate = afterNextLineFeed(candidate)
     }
     return nil
   }
