@@ -47,6 +47,7 @@ import Testing
     let decomposed = "cafe\u{301}"
     #expect(composed == decomposed, "Swift's String equality merges them")
     #expect(key(composed) != key(decomposed))
+    #expect(key("ab") != key("ba") && key("ab") == key("ab"), "same length: compared byte for byte")
     let cache = RenderCache()
     let renders = Renders()
     let one = ObjectMetadata(bucket: "b", name: composed, generation: 1, size: 1, md5: nil, crc32c: 0, now: 5)
