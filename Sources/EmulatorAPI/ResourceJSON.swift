@@ -29,10 +29,15 @@ struct ResourceJSON {
     func want(_ key: String) -> Bool { filter?.contains(key) ?? true }
     let encodedName = URLCoding.encodeComponent(object.name)
     let encodedBucket = URLCoding.encodeComponent(object.bucket)
+    // Keys as `literalKey` (copied whole, no escape scan): this runs for every object rendered.
     json.beginObject()
-    if want("kind") { json.string("kind", "storage#object") }
+    if want("kind") {
+      json.literalKey("kind")
+      json.string("storage#object")
+    }
     if want("id") {
-      json.beginString("id")
+      json.literalKey("id")
+      json.beginString()
       json.stringPart(object.bucket)
       json.stringPart("/")
       json.stringPart(object.name)
@@ -41,12 +46,14 @@ struct ResourceJSON {
       json.endString()
     }
     if want("selfLink") {
-      json.beginString("selfLink")
+      json.literalKey("selfLink")
+      json.beginString()
       objectPath(encodedBucket, encodedName, into: &json)
       json.endString()
     }
     if want("mediaLink") {
-      json.beginString("mediaLink")
+      json.literalKey("mediaLink")
+      json.beginString()
       json.stringPart(baseURL)
       json.stringPart("/download")
       objectPath(encodedBucket, encodedName, into: &json, withBase: false)
@@ -55,28 +62,74 @@ struct ResourceJSON {
       json.stringPart("&alt=media")
       json.endString()
     }
-    if want("name") { json.string("name", object.name) }
-    if want("bucket") { json.string("bucket", object.bucket) }
-    if want("generation") { json.integerString("generation", object.generation) }
-    if want("metageneration") { json.integerString("metageneration", object.metageneration) }
-    if want("contentType") { json.optionalString("contentType", object.contentType) }
-    if want("storageClass") { json.string("storageClass", object.storageClass ?? "STANDARD") }
-    if want("size") { json.integerString("size", object.size) }
-    if want("md5Hash"), let md5 = object.md5 { json.base64("md5Hash", md5) }
-    if want("crc32c") { json.base64("crc32c", object.crc32cBytes) }
-    if want("etag") { json.base64("etag", object.etagBytes) }
-    if want("timeCreated") { json.timestamp("timeCreated", milliseconds: object.timeCreated) }
-    if want("updated") { json.timestamp("updated", milliseconds: object.updated) }
-    if want("timeDeleted"), let timeDeleted { json.timestamp("timeDeleted", milliseconds: timeDeleted) }
-    if want("timeStorageClassUpdated") { json.timestamp("timeStorageClassUpdated", milliseconds: object.timeCreated) }
-    if want("cacheControl") { json.optionalString("cacheControl", object.cacheControl) }
-    if want("contentDisposition") { json.optionalString("contentDisposition", object.contentDisposition) }
-    if want("contentEncoding") { json.optionalString("contentEncoding", object.contentEncoding) }
-    if want("contentLanguage") { json.optionalString("contentLanguage", object.contentLanguage) }
-    if want("customTime"), let customTime = object.customTime {
-      json.timestamp("customTime", milliseconds: customTime)
+    if want("name") {
+      json.literalKey("name")
+      json.string(object.name)
     }
-    if want("componentCount"), let count = object.componentCount { json.raw("componentCount", String(count)) }
+    if want("bucket") {
+      json.literalKey("bucket")
+      json.string(object.bucket)
+    }
+    if want("generation") {
+      json.literalKey("generation")
+      json.integerString(object.generation)
+    }
+    if want("metageneration") {
+      json.literalKey("metageneration")
+      json.integerString(object.metageneration)
+    }
+    if want("contentType"), let contentType = object.contentType {
+      json.literalKey("contentType")
+      json.string(contentType)
+    }
+    if want("storageClass") {
+      json.literalKey("storageClass")
+      json.string(object.storageClass ?? "STANDARD")
+    }
+    if want("size") {
+      json.literalKey("size")
+      json.integerString(object.size)
+    }
+    if want("md5Hash"), let md5 = object.md5 {
+      json.literalKey("md5Hash")
+      json.base64(md5)
+    }
+    if want("crc32c") {
+      json.literalKey("crc32c")
+      json.base64(object.crc32cBytes)
+    }
+    if want("etag") {
+      json.literalKey("etag")
+      json.base64(object.etagBytes)
+    }
+    if want("timeCreated") {
+      json.literalKey("timeCreated")
+      json.timestamp(milliseconds: object.timeCreated)
+    }
+    if want("updated") {
+      json.literalKey("updated")
+      json.timestamp(milliseconds: object.updated)
+    }
+    if want("timeDeleted"), let timeDeleted {
+      json.literalKey("timeDeleted")
+      json.timestamp(milliseconds: timeDeleted)
+    }
+    if want("timeStorageClassUpdated") {
+      json.literalKey("timeStorageClassUpdated")
+      json.timestamp(milliseconds: object.timeCreated)
+    }
+    writeOptional("cacheControl", object.cacheControl, want, into: &json)
+    writeOptional("contentDisposition", object.contentDisposition, want, into: &json)
+    writeOptional("contentEncoding", object.contentEncoding, want, into: &json)
+    writeOptional("contentLanguage", object.contentLanguage, want, into: &json)
+    if want("customTime"), let customTime = object.customTime {
+      json.literalKey("customTime")
+      json.timestamp(milliseconds: customTime)
+    }
+    if want("componentCount"), let count = object.componentCount {
+      json.literalKey("componentCount")
+      json.rawValue(String(count))
+    }
     if want("metadata") && (!object.custom.isEmpty || !object.downloadTokens.isEmpty) {
       json.objectKey("metadata")
       var custom = object.custom
@@ -93,6 +146,15 @@ struct ResourceJSON {
       if want("owner") { writeOwner(into: &json) }
     }
     json.endObject()
+  }
+
+  /// `"key":"value"` for a value that may be missing (then nothing is written).
+  private func writeOptional(
+    _ key: StaticString, _ value: String?, _ want: (String) -> Bool, into json: inout JSONWriter
+  ) {
+    guard let value, want(key.description) else { return }
+    json.literalKey(key)
+    json.string(value)
   }
 
   /// `<baseURL>/storage/v1/b/<bucket>/o/<name>` (the base left out with `withBase: false`).
