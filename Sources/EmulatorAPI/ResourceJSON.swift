@@ -30,13 +30,20 @@ struct ResourceJSON {
     let encodedName = URLCoding.encodeComponent(object.name)
     let encodedBucket = URLCoding.encodeComponent(object.bucket)
     // Keys as `literalKey` (copied whole, no escape scan): this runs for every object rendered.
-    json.beginObject()
-    if want("kind") {
-      json.literalKey("kind")
-      json.string("storage#object")
+    func member(_ key: StaticString, _ write: (inout JSONWriter) -> Void) {
+      if let filter, !filter.contains(key.description) { return }
+      json.literalKey(key)
+      write(&json)
     }
-    if want("id") {
-      json.literalKey("id")
+    func timestamp(_ key: StaticString, _ milliseconds: Int64?) {
+      if let milliseconds { member(key) { $0.timestamp(milliseconds: milliseconds) } }
+    }
+    func string(_ key: StaticString, _ value: String?) {
+      if let value { member(key) { $0.string(value) } }
+    }
+    json.beginObject()
+    string("kind", "storage#object")
+    member("id") { json in
       json.beginString()
       json.stringPart(object.bucket)
       json.stringPart("/")
@@ -45,14 +52,12 @@ struct ResourceJSON {
       json.stringPart(object.generation)
       json.endString()
     }
-    if want("selfLink") {
-      json.literalKey("selfLink")
+    member("selfLink") { json in
       json.beginString()
       objectPath(encodedBucket, encodedName, into: &json)
       json.endString()
     }
-    if want("mediaLink") {
-      json.literalKey("mediaLink")
+    member("mediaLink") { json in
       json.beginString()
       json.stringPart(baseURL)
       json.stringPart("/download")
@@ -62,74 +67,26 @@ struct ResourceJSON {
       json.stringPart("&alt=media")
       json.endString()
     }
-    if want("name") {
-      json.literalKey("name")
-      json.string(object.name)
-    }
-    if want("bucket") {
-      json.literalKey("bucket")
-      json.string(object.bucket)
-    }
-    if want("generation") {
-      json.literalKey("generation")
-      json.integerString(object.generation)
-    }
-    if want("metageneration") {
-      json.literalKey("metageneration")
-      json.integerString(object.metageneration)
-    }
-    if want("contentType"), let contentType = object.contentType {
-      json.literalKey("contentType")
-      json.string(contentType)
-    }
-    if want("storageClass") {
-      json.literalKey("storageClass")
-      json.string(object.storageClass ?? "STANDARD")
-    }
-    if want("size") {
-      json.literalKey("size")
-      json.integerString(object.size)
-    }
-    if want("md5Hash"), let md5 = object.md5 {
-      json.literalKey("md5Hash")
-      json.base64(md5)
-    }
-    if want("crc32c") {
-      json.literalKey("crc32c")
-      json.base64(object.crc32cBytes)
-    }
-    if want("etag") {
-      json.literalKey("etag")
-      json.base64(object.etagBytes)
-    }
-    if want("timeCreated") {
-      json.literalKey("timeCreated")
-      json.timestamp(milliseconds: object.timeCreated)
-    }
-    if want("updated") {
-      json.literalKey("updated")
-      json.timestamp(milliseconds: object.updated)
-    }
-    if want("timeDeleted"), let timeDeleted {
-      json.literalKey("timeDeleted")
-      json.timestamp(milliseconds: timeDeleted)
-    }
-    if want("timeStorageClassUpdated") {
-      json.literalKey("timeStorageClassUpdated")
-      json.timestamp(milliseconds: object.timeCreated)
-    }
-    writeOptional("cacheControl", object.cacheControl, want, into: &json)
-    writeOptional("contentDisposition", object.contentDisposition, want, into: &json)
-    writeOptional("contentEncoding", object.contentEncoding, want, into: &json)
-    writeOptional("contentLanguage", object.contentLanguage, want, into: &json)
-    if want("customTime"), let customTime = object.customTime {
-      json.literalKey("customTime")
-      json.timestamp(milliseconds: customTime)
-    }
-    if want("componentCount"), let count = object.componentCount {
-      json.literalKey("componentCount")
-      json.rawValue(String(count))
-    }
+    string("name", object.name)
+    string("bucket", object.bucket)
+    member("generation") { $0.integerString(object.generation) }
+    member("metageneration") { $0.integerString(object.metageneration) }
+    string("contentType", object.contentType)
+    string("storageClass", object.storageClass ?? "STANDARD")
+    member("size") { $0.integerString(object.size) }
+    if let md5 = object.md5 { member("md5Hash") { $0.base64(md5) } }
+    member("crc32c") { $0.base64(object.crc32cBytes) }
+    member("etag") { $0.base64(object.etagBytes) }
+    timestamp("timeCreated", object.timeCreated)
+    timestamp("updated", object.updated)
+    timestamp("timeDeleted", timeDeleted)
+    timestamp("timeStorageClassUpdated", object.timeCreated)
+    string("cacheControl", object.cacheControl)
+    string("contentDisposition", object.contentDisposition)
+    string("contentEncoding", object.contentEncoding)
+    string("contentLanguage", object.contentLanguage)
+    timestamp("customTime", object.customTime)
+    if let count = object.componentCount { member("componentCount") { $0.rawValue(String(count)) } }
     if want("metadata") && (!object.custom.isEmpty || !object.downloadTokens.isEmpty) {
       json.objectKey("metadata")
       var custom = object.custom
@@ -146,15 +103,6 @@ struct ResourceJSON {
       if want("owner") { writeOwner(into: &json) }
     }
     json.endObject()
-  }
-
-  /// `"key":"value"` for a value that may be missing (then nothing is written).
-  private func writeOptional(
-    _ key: StaticString, _ value: String?, _ want: (String) -> Bool, into json: inout JSONWriter
-  ) {
-    guard let value, want(key.description) else { return }
-    json.literalKey(key)
-    json.string(value)
   }
 
   /// `<baseURL>/storage/v1/b/<bucket>/o/<name>` (the base left out with `withBase: false`).

@@ -108,11 +108,7 @@ public struct JSONWriter {
   }
 
   /// `"12345"`, the value alone.
-  public mutating func integerString(_ value: Int64) {
-    beginString()
-    stringPart(value)
-    endString()
-  }
+  public mutating func integerString(_ value: Int64) { quoted { $0.stringPart(value) } }
 
   /// `"key":"2024-01-02T03:04:05.678Z"`.
   public mutating func timestamp(_ key: String, milliseconds: Int64) {
@@ -122,9 +118,7 @@ public struct JSONWriter {
 
   /// `"2024-01-02T03:04:05.678Z"`, the value alone.
   public mutating func timestamp(milliseconds: Int64) {
-    beginString()
-    Timestamp.append(milliseconds: milliseconds, to: &bytes)
-    endString()
+    quoted { Timestamp.append(milliseconds: milliseconds, to: &$0.bytes) }
   }
 
   /// `"key":"<base64 of bytes>"`: hashes and ETags, on every rendering.
@@ -134,9 +128,12 @@ public struct JSONWriter {
   }
 
   /// `"<base64 of bytes>"`, the value alone.
-  public mutating func base64(_ value: [UInt8]) {
+  public mutating func base64(_ value: [UInt8]) { quoted { Base64.append(value, to: &$0.bytes) } }
+
+  /// A string value written by `write` between its quotes.
+  private mutating func quoted(_ write: (inout JSONWriter) -> Void) {
     beginString()
-    Base64.append(value, to: &bytes)
+    write(&self)
     endString()
   }
 
