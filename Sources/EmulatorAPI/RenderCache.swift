@@ -1,4 +1,5 @@
 import EmulatorStorage
+import Synchronization
 
 /// Rendered object resources, reused while the object is unchanged: a metadata GET then costs a
 /// dictionary lookup and a metadata comparison instead of a JSON rendering (timestamps, etag,
@@ -35,7 +36,13 @@ final class RenderCache: Sendable {
       text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
-    static func == (lhs: NameBytes, rhs: NameBytes) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+    /// Byte for byte over both contiguous buffers (the generic `elementsEqual` over two
+    /// `String.UTF8View`s cost ~700 instructions per cache hit).
+    static func == (lhs: NameBytes, rhs: NameBytes) -> Bool {
+      guard lhs.text.utf8.count == rhs.text.utf8.count else { return false }
+      var (left, right) = (lhs.text, rhs.text)
+      return left.withUTF8 { a in right.withUTF8 { b in a.elementsEqual(b) } }
+    }
   }
 
   /// What a rendering depends on besides the metadata: the flavour, the links' base, `fields=`.
@@ -45,7 +52,19 @@ final class RenderCache: Sendable {
     var fields: Set<String>?
   }
 
-  private let entries = Locked<[Key: (object: ObjectMetadata, body: [UInt8], etag: String)]>([:])
+  /// One rendering: a class, so a hit copies one reference out of the dictionary, not the
+  /// metadata's many fields.
+  final class Entry: Sendable {
+    let object: ObjectMetadata
+    let body: [UInt8]
+    let etag: String
+    init(_ object: ObjectMetadata, _ body: [UInt8], _ etag: String) {
+      (self.object, self.body, self.etag) = (object, body, etag)
+    }
+  }
+
+  /// A `Mutex` (its `withLock` is specialised here) rather than the storage module's generic `Locked`.
+  private let entries = Mutex<[Key: Entry]>([:])
   /// Past this many entries the cache starts over (a bound on memory, not an LRU).
   let capacity: Int
 
@@ -60,12 +79,11 @@ final class RenderCache: Sendable {
     if let cached = entries.withLock({ $0[key] }), cached.object == object {
       return (cached.body, cached.etag)
     }
-    let body = render(object)
-    let etag = object.etag
+    let entry = Entry(object, render(object), object.etag)
     entries.withLock { entries in
       if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-      entries[key] = (object, body, etag)
+      entries[key] = entry
     }
-    return (body, etag)
+    return (entry.body, entry.etag)
   }
 }

@@ -17,13 +17,15 @@ enum RequestOptions {
     _ query: QueryParameters, _ headers: HTTPHeaders, read: Bool
   ) throws(APIError) -> Preconditions {
     var conditions = Preconditions()
-    conditions.generation = try int64(query, "generation")
-    conditions.ifGenerationMatch = try int64(query, "ifGenerationMatch")
-    conditions.ifGenerationNotMatch = try int64(query, "ifGenerationNotMatch")
-    conditions.ifMetagenerationMatch = try int64(query, "ifMetagenerationMatch")
-    conditions.ifMetagenerationNotMatch = try int64(query, "ifMetagenerationNotMatch")
-    if conditions.ifMetagenerationNotMatch == nil {
-      conditions.ifMetagenerationNotMatch = try int64(query, "ifMetaGenerationNotMatch")
+    if !query.isEmpty {
+      conditions.generation = try int64(query, "generation")
+      conditions.ifGenerationMatch = try int64(query, "ifGenerationMatch")
+      conditions.ifGenerationNotMatch = try int64(query, "ifGenerationNotMatch")
+      conditions.ifMetagenerationMatch = try int64(query, "ifMetagenerationMatch")
+      conditions.ifMetagenerationNotMatch = try int64(query, "ifMetagenerationNotMatch")
+      if conditions.ifMetagenerationNotMatch == nil {
+        conditions.ifMetagenerationNotMatch = try int64(query, "ifMetaGenerationNotMatch")
+      }
     }
     if read {
       // One pass over the fields; most reads carry neither.

@@ -29,10 +29,22 @@ struct ResourceJSON {
     func want(_ key: String) -> Bool { filter?.contains(key) ?? true }
     let encodedName = URLCoding.encodeComponent(object.name)
     let encodedBucket = URLCoding.encodeComponent(object.bucket)
+    // Keys as `literalKey` (copied whole, no escape scan): this runs for every object rendered.
+    func member(_ key: StaticString, _ write: (inout JSONWriter) -> Void) {
+      if let filter, !filter.contains(key.description) { return }
+      json.literalKey(key)
+      write(&json)
+    }
+    func timestamp(_ key: StaticString, _ milliseconds: Int64?) {
+      if let milliseconds { member(key) { $0.timestamp(milliseconds: milliseconds) } }
+    }
+    func string(_ key: StaticString, _ value: String?) {
+      if let value { member(key) { $0.string(value) } }
+    }
     json.beginObject()
-    if want("kind") { json.string("kind", "storage#object") }
-    if want("id") {
-      json.beginString("id")
+    string("kind", "storage#object")
+    member("id") { json in
+      json.beginString()
       json.stringPart(object.bucket)
       json.stringPart("/")
       json.stringPart(object.name)
@@ -40,13 +52,13 @@ struct ResourceJSON {
       json.stringPart(object.generation)
       json.endString()
     }
-    if want("selfLink") {
-      json.beginString("selfLink")
+    member("selfLink") { json in
+      json.beginString()
       objectPath(encodedBucket, encodedName, into: &json)
       json.endString()
     }
-    if want("mediaLink") {
-      json.beginString("mediaLink")
+    member("mediaLink") { json in
+      json.beginString()
       json.stringPart(baseURL)
       json.stringPart("/download")
       objectPath(encodedBucket, encodedName, into: &json, withBase: false)
@@ -55,28 +67,26 @@ struct ResourceJSON {
       json.stringPart("&alt=media")
       json.endString()
     }
-    if want("name") { json.string("name", object.name) }
-    if want("bucket") { json.string("bucket", object.bucket) }
-    if want("generation") { json.integerString("generation", object.generation) }
-    if want("metageneration") { json.integerString("metageneration", object.metageneration) }
-    if want("contentType") { json.optionalString("contentType", object.contentType) }
-    if want("storageClass") { json.string("storageClass", object.storageClass ?? "STANDARD") }
-    if want("size") { json.integerString("size", object.size) }
-    if want("md5Hash"), let md5 = object.md5 { json.base64("md5Hash", md5) }
-    if want("crc32c") { json.base64("crc32c", object.crc32cBytes) }
-    if want("etag") { json.base64("etag", object.etagBytes) }
-    if want("timeCreated") { json.timestamp("timeCreated", milliseconds: object.timeCreated) }
-    if want("updated") { json.timestamp("updated", milliseconds: object.updated) }
-    if want("timeDeleted"), let timeDeleted { json.timestamp("timeDeleted", milliseconds: timeDeleted) }
-    if want("timeStorageClassUpdated") { json.timestamp("timeStorageClassUpdated", milliseconds: object.timeCreated) }
-    if want("cacheControl") { json.optionalString("cacheControl", object.cacheControl) }
-    if want("contentDisposition") { json.optionalString("contentDisposition", object.contentDisposition) }
-    if want("contentEncoding") { json.optionalString("contentEncoding", object.contentEncoding) }
-    if want("contentLanguage") { json.optionalString("contentLanguage", object.contentLanguage) }
-    if want("customTime"), let customTime = object.customTime {
-      json.timestamp("customTime", milliseconds: customTime)
-    }
-    if want("componentCount"), let count = object.componentCount { json.raw("componentCount", String(count)) }
+    string("name", object.name)
+    string("bucket", object.bucket)
+    member("generation") { $0.integerString(object.generation) }
+    member("metageneration") { $0.integerString(object.metageneration) }
+    string("contentType", object.contentType)
+    string("storageClass", object.storageClass ?? "STANDARD")
+    member("size") { $0.integerString(object.size) }
+    if let md5 = object.md5 { member("md5Hash") { $0.base64(md5) } }
+    member("crc32c") { $0.base64(object.crc32cBytes) }
+    member("etag") { $0.base64(object.etagBytes) }
+    timestamp("timeCreated", object.timeCreated)
+    timestamp("updated", object.updated)
+    timestamp("timeDeleted", timeDeleted)
+    timestamp("timeStorageClassUpdated", object.timeCreated)
+    string("cacheControl", object.cacheControl)
+    string("contentDisposition", object.contentDisposition)
+    string("contentEncoding", object.contentEncoding)
+    string("contentLanguage", object.contentLanguage)
+    timestamp("customTime", object.customTime)
+    if let count = object.componentCount { member("componentCount") { $0.rawValue(String(count)) } }
     if want("metadata") && (!object.custom.isEmpty || !object.downloadTokens.isEmpty) {
       json.objectKey("metadata")
       var custom = object.custom

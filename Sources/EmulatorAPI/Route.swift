@@ -50,59 +50,113 @@ public struct Route: Sendable, Equatable {
   /// both mean `/`; `.../o/` is the object with the empty name (a 404, never a listing: the C++
   /// client reads a listing there as an object named ""). Returns nil for a path no surface has.
   public static func match(rawPath: Substring) throws(APIError) -> Route? {
-    // Byte comparisons throughout: this runs on every request (no grapheme breaking, no Foundation).
+    // Offsets over the path's bytes, found in one pass: this runs on every request, and each
+    // `Substring` cut costs index checks (no grapheme breaking, no Foundation).
     if let project = try ClientResource.matchProject(rawPath: rawPath) {
       return Route(surface: .json, resource: .client(project))
     }
-    for (prefix, surface) in surfaces where rawPath.utf8HasPrefix(prefix) {
-      let rest = rawPath.utf8.dropFirst(prefix.utf8.count).asSubstring(of: rawPath)
-      if rest.isEmpty {
-        return surface == .json || surface == .bare ? Route(surface: surface, resource: .buckets) : nil
-      }
-      guard rest.utf8.first == UInt8(ascii: "/") else { continue }
-      let afterSlash = rest.utf8.dropFirst().asSubstring(of: rest)
-      let bucketRaw = afterSlash.utf8.prefix { $0 != UInt8(ascii: "/") }.asSubstring(of: afterSlash)
-      guard !bucketRaw.isEmpty else { return nil }
-      guard let bucket = URLCoding.percentDecode(bucketRaw) else {
-        throw APIError(400, .invalid, "The bucket name in the path has a malformed percent-escape.")
-      }
-      let tail = afterSlash[bucketRaw.endIndex...]
-      if tail.isEmpty {
-        return surface == .json || surface == .bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
-      }
-      if tail.utf8Equals("/o") || (surface == .upload && tail.utf8Equals("/o/")) {
-        return Route(surface: surface, resource: .objects(bucket: bucket))
-      }
+    guard let shape = rawPath.withUTF8Bytes(PathShape.init) else { return nil }
+    let surface = shape.surface
+    let bare = surface == .json || surface == .bare
+    guard let bucketEnd = shape.bucketEnd else {
+      return bare ? Route(surface: surface, resource: .buckets) : nil
+    }
+    guard bucketEnd > shape.bucketStart else { return nil }
+    guard let bucket = shape.decode(rawPath, shape.bucketStart..<bucketEnd) else {
+      throw APIError(400, .invalid, "The bucket name in the path has a malformed percent-escape.")
+    }
+    switch shape.tail {
+    case .none:
+      return bare ? Route(surface: surface, resource: .bucket(bucket)) : nil
+    case .objects:
+      return Route(surface: surface, resource: .objects(bucket: bucket))
+    case .objectsSlash:
+      // `/o/`: the upload surface's object collection, elsewhere the object with the empty name.
+      if surface == .upload { return Route(surface: surface, resource: .objects(bucket: bucket)) }
+    case .other:
       // The objects come first: no bucket subresource (`/storageLayout`, `/acl`…) starts with `/o`.
-      let objectPath = tail.utf8HasPrefix("/o/")
-      if !objectPath && (surface == .json || surface == .bare) {
-        if tail.utf8Equals("/storageLayout") {
-          return Route(surface: surface, resource: .storageLayout(bucket))
-        }
-        if tail.utf8Equals("/managedFolders") {
-          return Route(surface: surface, resource: .managedFolders(bucket))
-        }
-        if let client = try ClientResource.matchBucket(bucket, tail: tail) {
-          return Route(surface: surface, resource: .client(client))
-        }
-      }
-      guard objectPath else { return nil }
-      let nameRaw = tail.utf8.dropFirst(3).asSubstring(of: tail)
-      guard let name = URLCoding.percentDecode(nameRaw) else {
-        throw APIError(
-          400, .invalid, "The object name in the path has a malformed percent-escape or is not valid UTF-8.")
-      }
-      var route = Route(surface: surface, resource: .object(bucket: bucket, name: name))
-      // An ACL (`{name}/acl…`) or an action (`/copyTo/b/…`, `/compose`) needs a raw `/` in the
-      // name part; clients send a name's own `/` as `%2F`, so most names skip both searches.
-      guard surface == .json || surface == .bare, nameRaw.utf8ContainsSlash else { return route }
-      if let client = try ClientResource.matchObject(bucket, rawName: nameRaw) {
+      guard bare else { return nil }
+      let tail = shape.cut(rawPath, from: bucketEnd)
+      if tail.utf8Equals("/storageLayout") { return Route(surface: surface, resource: .storageLayout(bucket)) }
+      if tail.utf8Equals("/managedFolders") { return Route(surface: surface, resource: .managedFolders(bucket)) }
+      if let client = try ClientResource.matchBucket(bucket, tail: tail) {
         return Route(surface: surface, resource: .client(client))
       }
-      route.action = try action(in: nameRaw)
-      return route
+      return nil
+    case .object:
+      break
     }
-    return nil
+    let nameStart = bucketEnd + 3
+    guard let name = shape.decode(rawPath, nameStart..<shape.count) else {
+      throw APIError(
+        400, .invalid, "The object name in the path has a malformed percent-escape or is not valid UTF-8.")
+    }
+    var route = Route(surface: surface, resource: .object(bucket: bucket, name: name))
+    // An ACL (`{name}/acl…`) or an action (`/copyTo/b/…`, `/compose`) needs a raw `/` in the
+    // name part; clients send a name's own `/` as `%2F`, so most names skip both searches.
+    guard bare, shape.nameHasSlash else { return route }
+    let nameRaw = shape.cut(rawPath, from: nameStart)
+    if let client = try ClientResource.matchObject(bucket, rawName: nameRaw) {
+      return Route(surface: surface, resource: .client(client))
+    }
+    route.action = try action(in: nameRaw)
+    return route
+  }
+
+  /// Where a raw path's parts are, as byte offsets: the surface's prefix, the bucket segment and
+  /// what follows it.
+  private struct PathShape {
+    enum Tail { case none, objects, objectsSlash, object, other }
+    var surface: Surface
+    var count: Int
+    var bucketStart = 0
+    /// nil: the path is the surface's prefix alone.
+    var bucketEnd: Int?
+    var tail = Tail.none
+    var nameHasSlash = false
+
+    /// The first surface whose prefix the path has, followed by nothing or by `/`.
+    init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+      func hasPrefix(_ prefix: [UInt8]) -> Bool {
+        bytes.count >= prefix.count && prefix.withUnsafeBufferPointer { bytes.holds($0, at: 0) }
+      }
+      guard let (prefix, surface) = Route.surfaceBytes.first(where: { prefix, _ in
+        hasPrefix(prefix) && (bytes.count == prefix.count || bytes[prefix.count] == UInt8(ascii: "/"))
+      }) else { return nil }
+      self.surface = surface
+      count = bytes.count
+      guard bytes.count > prefix.count else { return }
+      bucketStart = prefix.count + 1
+      let end = UnsafeBufferPointer(rebasing: bytes[bucketStart...]).firstIndex(of: UInt8(ascii: "/"))
+      bucketEnd = end.map { $0 + bucketStart } ?? bytes.count
+      let tail = UnsafeBufferPointer(rebasing: bytes[bucketEnd!...])
+      func tailIs(_ text: StaticString) -> Bool {
+        text.withUTF8Buffer { tail.count == $0.count && tail.holds($0, at: 0) }
+      }
+      if tail.isEmpty {
+        self.tail = .none
+      } else if tailIs("/o") {
+        self.tail = .objects
+      } else if tailIs("/o/") {
+        self.tail = .objectsSlash
+      } else if tail.count > 3 && tail[0] == UInt8(ascii: "/") && tail[1] == UInt8(ascii: "o")
+        && tail[2] == UInt8(ascii: "/")
+      {
+        self.tail = .object
+        nameHasSlash = tail[3...].contains(UInt8(ascii: "/"))
+      } else {
+        self.tail = .other
+      }
+    }
+
+    func decode(_ path: Substring, _ range: Range<Int>) -> String? {
+      path.withUTF8Bytes { URLCoding.percentDecode(bytes: UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    /// The path from byte `offset` on (cut at an ASCII `/`, so on a character boundary).
+    func cut(_ path: Substring, from offset: Int) -> Substring {
+      path[path.utf8.index(path.utf8.startIndex, offsetBy: offset)...]
+    }
   }
 
   /// Splits `{source}/copyTo/b/{bucket}/o/{name}` and the like on the raw path, so `%2F` in
@@ -134,6 +188,7 @@ public struct Route: Sendable, Equatable {
     ("/v0/b", .firebase), ("/storage/v1/b", .json), ("/upload/storage/v1/b", .upload),
     ("/download/storage/v1/b", .download), ("/resumable/upload/storage/v1/b", .upload), ("/b", .bare),
   ]
+  private static let surfaceBytes = surfaces.map { (Array($0.0.utf8), $0.1) }
 }
 
 extension Substring.UTF8View {
@@ -144,7 +199,7 @@ extension Substring.UTF8View {
 extension Substring {
   /// Whether a `/` byte is in the text.
   var utf8ContainsSlash: Bool {
-    utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "/")) } ?? utf8.contains(UInt8(ascii: "/"))
+    withUTF8Bytes { $0.contains(UInt8(ascii: "/")) }
   }
 
   /// The first occurrence of `marker`, compared byte for byte (no copy of either).
@@ -152,8 +207,7 @@ extension Substring {
     var marker = marker
     return marker.withUTF8 { needle -> Range<Index>? in
       guard let first = needle.first else { return nil }
-      // Offsets over contiguous bytes (native strings), then back to indices of this text.
-      let found: Int?? = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+      let found: Int? = withUTF8Bytes { bytes -> Int? in
         guard bytes.count >= needle.count else { return nil }
         var offset = 0
         while offset <= bytes.count - needle.count {
@@ -162,17 +216,9 @@ extension Substring {
         }
         return nil
       }
-      if let found {
-        guard let offset = found else { return nil }
-        let start = utf8.index(utf8.startIndex, offsetBy: offset)
-        return start..<utf8.index(start, offsetBy: needle.count)
-      }
-      var index = utf8.startIndex
-      while index != utf8.endIndex {
-        if utf8[index...].starts(with: needle) { return index..<utf8.index(index, offsetBy: needle.count) }
-        utf8.formIndex(after: &index)
-      }
-      return nil
+      guard let offset = found else { return nil }
+      let start = utf8.index(utf8.startIndex, offsetBy: offset)
+      return start..<utf8.index(start, offsetBy: needle.count)
     }
   }
 }

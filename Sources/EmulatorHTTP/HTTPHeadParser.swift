@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The request head's syntax (RFC 9112 §3, §5): request line, version and header fields, from
 /// bytes already known to hold the whole head. Used by `HTTPRequestDecoder` for heads and trailers.
 enum HTTPHeadParser {
@@ -9,14 +15,10 @@ enum HTTPHeadParser {
     var requestLineEnd = -1
     var fieldCount = 0
     var index = 0
-    while index + 1 < bytes.count {
-      if bytes[index] == 13 && bytes[index + 1] == 10 {
-        if requestLineEnd < 0 { requestLineEnd = index }
-        fieldCount += 1
-        index += 2
-      } else {
-        index += 1
-      }
+    while let crlf = nextCRLF(bytes, from: index) {
+      if requestLineEnd < 0 { requestLineEnd = crlf }
+      fieldCount += 1
+      index = crlf + 2
     }
     if requestLineEnd < 0 { requestLineEnd = bytes.count }
     if requestLineEnd > limits.maxRequestLineBytes {
@@ -29,22 +31,33 @@ enum HTTPHeadParser {
     head.headers.reserveCapacity(fieldCount)
     var hosts = 0
     var lineStart = requestLineEnd + 2
-    index = lineStart
     while lineStart <= bytes.count && fieldCount > 0 {
       // The end of this line: the next CRLF, or the end of the head.
-      while index + 1 < bytes.count && !(bytes[index] == 13 && bytes[index + 1] == 10) { index += 1 }
-      let lineEnd = index + 1 < bytes.count ? index : bytes.count
+      let lineEnd = nextCRLF(bytes, from: lineStart) ?? bytes.count
       let (name, value) = try parseField(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd]))
       if name == "host" { hosts += 1 }
       head.headers.appendLowercased(name, value)
       lineStart = lineEnd + 2
-      index = lineStart
       fieldCount -= 1
     }
     if head.version == .http11 && hosts != 1 {
       throw HTTPParseError(400, "An HTTP/1.1 request must carry exactly one Host header.")
     }
     return head
+  }
+
+  /// Where the next CR LF starts at or after `from`, or nil: `memchr` finds each CR (a line is
+  /// tens of bytes; the per-byte loop it replaces cost about seven instructions a byte).
+  static func nextCRLF(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+    guard let base = bytes.baseAddress else { return nil }
+    var index = from
+    while index + 1 < bytes.count {
+      guard let found = memchr(base + index, 13, bytes.count - 1 - index) else { return nil }
+      let cr = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+      if bytes[cr + 1] == 10 { return cr }
+      index = cr + 1
+    }
+    return nil
   }
 
   /// `METHOD SP request-target SP HTTP-version`, split at its first two spaces.

@@ -3,13 +3,16 @@ public enum URLCoding {
   /// Decodes `%XX` escapes once. Returns nil for a malformed escape or bytes that are not UTF-8.
   /// - Parameter plusIsSpace: form-style decoding, as query strings are decoded here: `+` is a space.
   public static func percentDecode(_ text: Substring, plusIsSpace: Bool = false) -> String? {
-    // Most names have nothing to decode: the text itself (already valid UTF-8) is the answer.
+    text.withUTF8Bytes { percentDecode(bytes: $0, plusIsSpace: plusIsSpace) }
+  }
+
+  /// `percentDecode` of a string's UTF-8 bytes (a slice of a path the router has in hand).
+  public static func percentDecode(bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool = false) -> String? {
+    // Most names have nothing to decode: the bytes themselves (a string's: valid UTF-8) are the answer.
     func escaped(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) }
-    let plain =
-      text.utf8.withContiguousStorageIfAvailable { !$0.contains(where: escaped) } ?? !text.utf8.contains(where: escaped)
-    if plain { return String(text) }
-    guard let bytes = percentDecodeBytes(text, plusIsSpace: plusIsSpace) else { return nil }
-    return String(validating: bytes, as: UTF8.self)
+    guard bytes.contains(where: escaped) else { return String(decoding: bytes, as: UTF8.self) }
+    guard let decoded = decodeBytes(bytes, plusIsSpace: plusIsSpace) else { return nil }
+    return String(validating: decoded, as: UTF8.self)
   }
 
   public static func percentDecodeBytes(_ text: Substring, plusIsSpace: Bool = false) -> [UInt8]? {
@@ -103,7 +106,10 @@ public struct QueryParameters: Sendable {
         while equals < end && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
         let name = UnsafeBufferPointer(rebasing: bytes[start..<equals])
         let value = UnsafeBufferPointer(rebasing: bytes[min(equals + 1, end)..<end])
-        guard let decodedName = URLCoding.formDecode(name), let decodedValue = URLCoding.formDecode(value) else {
+        // Form-style: `+` is a space.
+        guard let decodedName = URLCoding.percentDecode(bytes: name, plusIsSpace: true),
+          let decodedValue = URLCoding.percentDecode(bytes: value, plusIsSpace: true)
+        else {
           return String(decoding: name, as: UTF8.self)
         }
         pairs.append((decodedName, decodedValue))
@@ -119,6 +125,9 @@ public struct QueryParameters: Sendable {
     pairs = values.map { ($0.key, $0.value) }
   }
 
+  /// Whether the query has no parameter (most GETs): a caller can skip its lookups.
+  public var isEmpty: Bool { pairs.isEmpty }
+
   public subscript(_ name: String) -> String? {
     var index = pairs.count - 1
     while index >= 0 {
@@ -126,18 +135,5 @@ public struct QueryParameters: Sendable {
       index -= 1
     }
     return nil
-  }
-}
-
-extension URLCoding {
-  /// Form-style decoding (`%XX`, `+` as a space) of a query's bytes (valid UTF-8: they come from
-  /// a `Substring`); nil for a malformed escape or a result that is not UTF-8. Bytes with nothing
-  /// to decode become the string at once.
-  static func formDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-    guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
-      return String(decoding: bytes, as: UTF8.self)
-    }
-    guard let decoded = decodeBytes(bytes, plusIsSpace: true) else { return nil }
-    return String(validating: decoded, as: UTF8.self)
   }
 }

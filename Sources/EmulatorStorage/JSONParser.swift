@@ -141,6 +141,25 @@ struct JSONParser {
 
   mutating func parseString() throws(JSONParseError) -> String {
     index += 1
+    // Most strings have no escape: found to their closing quote and validated where they stand,
+    // without copying them byte by byte into a buffer first. Anything else (an escape, a control
+    // character, no closing quote) is read again from its start below, with the same errors.
+    let start = index
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "\"") {
+        let end = index
+        index += 1
+        let string = bytes.withUnsafeBufferPointer {
+          String(validating: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self)
+        }
+        guard let string else { throw fail("string is not valid UTF-8") }
+        return string
+      }
+      if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+      index += 1
+    }
+    index = start
     var out: [UInt8] = []
     while true {
       guard index < bytes.count else { throw fail("unterminated string") }

@@ -1,3 +1,4 @@
+import EmulatorHTTP
 import EmulatorStorage
 import Testing
 
@@ -47,6 +48,7 @@ import Testing
     let decomposed = "cafe\u{301}"
     #expect(composed == decomposed, "Swift's String equality merges them")
     #expect(key(composed) != key(decomposed))
+    #expect(key("ab") != key("ba") && key("ab") == key("ab"), "same length: compared byte for byte")
     let cache = RenderCache()
     let renders = Renders()
     let one = ObjectMetadata(bucket: "b", name: composed, generation: 1, size: 1, md5: nil, crc32c: 0, now: 5)
@@ -67,5 +69,19 @@ import Testing
     #expect(renders.count == 3, "the newest entry survives the reset")
     _ = cache.body(for: objects[0], key: key("a"), render: renders.render)
     #expect(renders.count == 4)
+  }
+
+  /// Through the API: the links of a metadata GET follow each request's own `Host`, whichever
+  /// host came before (the base URL of the last `Host` is kept, the rendering is cached by host).
+  @Test func linksFollowEachRequestsHost() throws {
+    let h = try APIHarness()
+    #expect(h.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=a", "x").status == 200)
+    func selfLink(host: String) -> String? {
+      let head = HTTPRequestHead(method: "GET", target: "/storage/v1/b/bkt/o/a", headers: ["host": host])
+      return Reply(h.api.answer(HTTPRequest(head: head))).string("selfLink")
+    }
+    for host in ["one.test:1", "two.test:2", "one.test:1", "one.test:1", "two.test:2"] {
+      #expect(selfLink(host: host) == "http://\(host)/storage/v1/b/bkt/o/a")
+    }
   }
 }

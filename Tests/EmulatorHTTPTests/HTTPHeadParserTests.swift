@@ -67,6 +67,17 @@ import Testing
     #expect(status("GET /\r HTTP/1.1\r\nHost: h") == 400)
   }
 
+  /// Line ends are found CR by CR: a CR that no LF follows (just before a line end, at the very
+  /// end of the head) is no line end and is refused inside the line it is in.
+  @Test func aCRThatIsNoLineEndIsRefusedWhereverItIs() throws {
+    #expect(status("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\r\nY: b") == 400)
+    #expect(status("GET / HTTP/1.1\r\nHost: h\r") == 400)
+    #expect(status("GET / HTTP/1.1\r\r\nHost: h") == 400)
+    let head = try parse("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2").get()
+    #expect(head.headers.fields.map(\.name) == ["host", "a", "b"])
+    #expect(head.headers.fields.map(\.value) == ["h", "1", "2"])
+  }
+
   @Test func countsHostFieldsWhateverTheirCase() {
     #expect(status("GET / HTTP/1.1\r\nhost: a\r\nHOST: b") == 400)
     #expect(status("GET / HTTP/1.1\r\nX: y") == 400)

@@ -28,6 +28,32 @@ import Testing
     #expect(text == "HTTP/1.1 299 Status 299\r\ncontent-length: 5\r\n\r\n")
   }
 
+  @Test func headerInjectionThroughAStoredValueIsBlanked() {
+    let response = HTTPResponse(
+      status: 200, headers: ["x-goog-meta-a": "one\r\nset-cookie: x=1\u{0}\u{7F}\tend"], body: [])
+    let text = String(decoding: response.encoded(), as: UTF8.self)
+    #expect(text == "HTTP/1.1 200 OK\r\nx-goog-meta-a: one  set-cookie: x=1  \tend\r\ncontent-length: 0\r\n\r\n")
+  }
+
+  /// The head is sized before it is written: many long fields, a streamed body's framing and
+  /// `Connection: close` all fit, byte for byte, and a handler's own `Connection` is dropped.
+  @Test func aHeadOfManyLongFieldsIsWrittenWhole() {
+    var headers = HTTPHeaders()
+    var expected = "HTTP/1.1 201 Created\r\n"
+    for index in 0..<40 {
+      let value = String(repeating: Character(String(index % 10)), count: 1000 + index)
+      headers.add("x-field-\(index)", value)
+      expected += "x-field-\(index): \(value)\r\n"
+    }
+    headers.add("connection", "keep-alive")
+    let body = [UInt8](repeating: 65, count: 3)
+    let response = HTTPResponse(status: 201, headers: headers, body: body)
+    var out: [UInt8] = []
+    response.encode(into: &out, close: true)
+    expected += "content-length: 3\r\nconnection: close\r\n\r\nAAA"
+    #expect(String(decoding: out, as: UTF8.self) == expected)
+  }
+
   @Test func aLoopLendsItsEmptiedBufferToTheNextResponse() {
     let buffers = LoopBuffers()
     var first = buffers.take()

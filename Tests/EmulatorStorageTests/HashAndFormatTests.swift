@@ -75,6 +75,14 @@ import Testing
     #expect(Timestamp.format(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00.000Z")
   }
 
+  @Test func formatsYearsBeforeZeroWithTheirSign() {
+    let text = Timestamp.format(milliseconds: -62_200_000_000_000)
+    #expect(text.hasPrefix("-") && text.hasSuffix(".000Z") && text.utf8.count < 32, "\(text)")
+    var bytes = Array("x".utf8)
+    Timestamp.append(milliseconds: 0, to: &bytes)
+    #expect(String(decoding: bytes, as: UTF8.self) == "x1970-01-01T00:00:00.000Z")
+  }
+
   @Test func formatAndParseRoundTripAcrossTheFourDigitYears() {
     var generator = SystemRandomNumberGenerator()
     for _ in 0..<2000 {
@@ -139,6 +147,27 @@ import Testing
     #expect(throws: JSONParseError.self) { try JSONValue.parse(Array(text.utf8)) }
   }
 
+  /// A string without an escape is read where it stands; one with an escape byte by byte: the
+  /// errors and their offsets are the same either way.
+  @Test func stringErrorsAreTheSameWithAndWithoutAnEscape() {
+    func failure(_ bytes: [UInt8]) -> JSONParseError? {
+      do {
+        _ = try JSONValue.parse(bytes)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    let invalid = failure([0x22, 0x61, 0xFF, 0x22])
+    #expect(invalid == JSONParseError(offset: 4, reason: "string is not valid UTF-8"))
+    #expect(failure([0x22, 0x5C, 0x6E, 0xFF, 0x22])?.reason == "string is not valid UTF-8")
+    #expect(failure(Array("\"ab\u{1}c\"".utf8)) == JSONParseError(offset: 3, reason: "control character in string"))
+    #expect(failure(Array("\"ab".utf8)) == JSONParseError(offset: 3, reason: "unterminated string"))
+    #expect(failure(Array(#"["ok", "a\"#.utf8))?.reason == "unterminated escape")
+    let parsed = try? JSONValue.parse(Array(#"["plain", "esc\"aped", "日本"]"#.utf8))
+    #expect(parsed == .array([.string("plain"), .string("esc\"aped"), .string("日本")]))
+  }
+
   @Test func rejectsDeepNesting() {
     let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
     #expect(throws: JSONParseError.self) { try JSONValue.parse(Array(deep.utf8)) }
@@ -165,6 +194,39 @@ import Testing
       #expect(parsed[sample]?.stringValue == sample, "\(Array(sample.utf8))")
       #expect(parsed["parts"]?.stringValue == sample + sample)
     }
+  }
+
+  /// Keys spelled in the source and value-only calls write what the keyed calls write.
+  @Test func literalKeysWriteWhatStringKeysWrite() {
+    var keyed = JSONWriter()
+    keyed.beginObject()
+    keyed.string("k", "v")
+    keyed.integerString("n", -7)
+    keyed.timestamp("t", milliseconds: 1_600_389_093_328)
+    keyed.base64("b", [1, 2, 3, 4])
+    keyed.beginString("s")
+    keyed.stringPart("x")
+    keyed.endString()
+    keyed.endObject()
+    var literal = JSONWriter()
+    literal.beginObject()
+    literal.literalKey("k")
+    literal.string("v")
+    literal.literalKey("n")
+    literal.integerString(-7)
+    literal.literalKey("t")
+    literal.timestamp(milliseconds: 1_600_389_093_328)
+    literal.literalKey("b")
+    literal.base64([1, 2, 3, 4])
+    literal.literalKey("s")
+    literal.beginString()
+    literal.stringPart("x")
+    literal.endString()
+    literal.endObject()
+    #expect(literal.bytes == keyed.bytes)
+    #expect(
+      String(decoding: literal.bytes, as: UTF8.self)
+        == #"{"k":"v","n":"-7","t":"2020-09-18T00:31:33.328Z","b":"AQIDBA==","s":"x"}"#)
   }
 
   @Test func writerEscapesAndSeparates() throws {

@@ -19,7 +19,8 @@ public struct RouteTable: Sendable {
   private let postPolicy: [Int]
   /// Methods some entry takes object data with: any other method gets the document limit
   /// without a lookup (GETs and PATCHes never pay for one; a POST or PUT may be an upload).
-  let methodsWithObjectData: Set<String>
+  /// A short array, not a `Set`: a few string comparisons cost less than hashing the method.
+  let methodsWithObjectData: [String]
 
   public init(_ entries: [RouteEntry]) {
     self.entries = entries
@@ -55,7 +56,7 @@ public struct RouteTable: Sendable {
     self.storageFlags = storageFlags
     self.xml = xml
     self.postPolicy = postPolicy
-    self.methodsWithObjectData = methodsWithObjectData
+    self.methodsWithObjectData = Array(methodsWithObjectData)
   }
 
   static func slot(_ surface: Surface, _ kind: ResourceKind) -> Int {
@@ -65,7 +66,7 @@ public struct RouteTable: Sendable {
   /// The exact-path entries of a path (nil when no entry has it). One comparison per first
   /// segment of the exact paths before any string is made.
   func pathEntries(_ rawPath: Substring) -> [Int]? {
-    guard rawPath.firstPathSegment.utf8IsOne(of: pathSegments) else { return nil }
+    guard rawPath.firstPathSegmentIsOne(of: pathSegments) else { return nil }
     return paths[String(rawPath)]
   }
 

@@ -59,26 +59,30 @@ public struct XMLRoute: Sendable, Equatable {
   /// `bkt.localhost:9199` with suffix `localhost`: `bkt`. Case-insensitive (ASCII) on the
   /// suffix; the port is ignored. Byte comparisons: this runs on every request.
   static func bucket(fromHost header: String?, suffix: String) -> String? {
-    guard let header, !suffix.isEmpty else { return nil }
-    var host = Substring(header).utf8[...]
-    if host.last != UInt8(ascii: "]"), let colon = host.lastIndex(of: UInt8(ascii: ":")) {
-      host = host[..<colon]
+    guard var header, !suffix.isEmpty else { return nil }
+    var wanted = suffix
+    return header.withUTF8 { whole in
+      wanted.withUTF8 { wanted -> String? in
+        var end = whole.count
+        if whole.last != UInt8(ascii: "]"), let colon = whole.lastIndex(of: UInt8(ascii: ":")) { end = colon }
+        guard end > wanted.count + 1 else { return nil }
+        func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        let dot = end - wanted.count - 1
+        for offset in 0..<wanted.count where lower(whole[dot + 1 + offset]) != lower(wanted[offset]) { return nil }
+        guard whole[dot] == UInt8(ascii: ".") else { return nil }
+        return String(unsafeUninitializedCapacity: dot) { out in
+          for offset in 0..<dot { out[offset] = lower(whole[offset]) }
+          return dot
+        }
+      }
     }
-    let wanted = suffix.utf8
-    guard host.count > wanted.count + 1 else { return nil }
-    func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
-    let tail = host.suffix(wanted.count)
-    guard zip(tail, wanted).allSatisfy({ lower($0) == lower($1) }) else { return nil }
-    let dot = host.index(before: tail.startIndex)
-    guard host[dot] == UInt8(ascii: ".") else { return nil }
-    return String(decoding: host[..<dot].map(lower), as: UTF8.self)
   }
 
   /// Whether the raw path's first segment is one of `reserved`, compared as raw bytes (no
   /// decoding, no allocation): every JSON-surface request is rejected for the XML API here.
   static func startsWithReservedSegment(_ rawPath: Substring) -> Bool {
     guard rawPath.utf8.first == UInt8(ascii: "/") else { return false }
-    return rawPath.firstPathSegment.utf8IsOne(of: reservedWords)
+    return rawPath.firstPathSegmentIsOne(of: reservedWords)
   }
 
   private static let reservedWords = reserved.map { Array($0.utf8) }
