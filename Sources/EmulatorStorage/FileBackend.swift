@@ -12,6 +12,7 @@ import Synchronization
 /// Keeps objects in a data folder. Layout (format 3, described in the README):
 ///
 ///     FORMAT                                       "storage-emulator data format 3"
+///     LOCK                                         the running emulator's pid, locked (`FolderLock`)
 ///     log/<sequence, 16 hex digits>.seg            object records, append-only (`SegmentLog`)
 ///     index.snapshot                               the index as of a log position (`IndexSnapshot`)
 ///     tmp/                                         staging and spooled request bodies; emptied at start-up
@@ -75,6 +76,8 @@ public final class FileBackend: StorageBackend {
   /// The log's appends (opened by `load`).
   let segments: SegmentLog
   let loadKind = Locked<LoadKind?>(nil)
+  /// This process's claim on the folder, for the backend's life.
+  private let lock: FolderLock
 
   /// How the last `load` found the index.
   public enum LoadKind: Sendable, Equatable {
@@ -107,7 +110,7 @@ public final class FileBackend: StorageBackend {
     let files = DurableFiles(calls: calls, fsync: fsync)
     self.files = files
     segments = SegmentLog(directory: root.path + "/log", files: files)
-    try Self.prepareRoot(root, files: files, tempPath: tmpPath + "/format-\(getpid()).record")
+    lock = try Self.prepareRoot(root, files: files, tempPath: tmpPath + "/format-\(getpid()).record")
   }
 
   var tmp: URL { root.appendingPathComponent("tmp", isDirectory: true) }
@@ -125,22 +128,23 @@ public final class FileBackend: StorageBackend {
   }
   var bucketsDir: URL { root.appendingPathComponent("buckets", isDirectory: true) }
 
-  /// Creates the folder (a new one in format 2); a folder of format 1 is left for `load` to
-  /// migrate, one of another format refused.
-  private static func prepareRoot(_ root: URL, files: DurableFiles, tempPath: String) throws(StorageError) {
+  /// Creates the folder (a new one in format 3) and locks it (`FolderLock`); a folder of format 1
+  /// is left for `load` to migrate, one of format 2 marked 3, one of another format refused.
+  private static func prepareRoot(_ root: URL, files: DurableFiles, tempPath: String) throws(StorageError) -> FolderLock {
     do {
       // With `fsync`, each folder created here is made durable in its parent.
       for folder in ["", "/buckets", "/tmp"] { try files.makeDirectory(root.path + folder) }
     } catch {
       throw StorageError.io("cannot create the data folder: \(error)")
     }
+    let lock = try FolderLock.acquire(root.path)
     let formatFile = root.appendingPathComponent("FORMAT")
     if let existing = try? String(contentsOf: formatFile, encoding: .utf8) {
-      if existing == formatOneLine { return }
+      if existing == formatOneLine { return lock }
       if existing == formatTwoLine {
         // From now on it may hold inline records, which a format-2 reader would take for damage.
         try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath, replacing: true)
-        return
+        return lock
       }
       guard existing == Self.formatLine else {
         throw StorageError.io(
@@ -151,6 +155,7 @@ public final class FileBackend: StorageBackend {
       try files.makeDirectory(root.path + "/log")
       try files.writeAtomically(Array(Self.formatLine.utf8), to: formatFile.path, temp: tempPath)
     }
+    return lock
   }
 
   // MARK: Paths

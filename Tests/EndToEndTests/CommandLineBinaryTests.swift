@@ -1,9 +1,10 @@
 import EmulatorApp
+import EmulatorStorage
 import Foundation
 import Testing
 
 /// The built `storage-emulator` binary's command line: help, version, and usage errors with exit
-/// code 64 and a message naming the bad option's source. (No socket is opened.)
+/// code 64 and a message naming the bad option's source, and a data folder one emulator already holds.
 @Suite struct CommandLineBinaryTests {
   struct Outcome {
     var status: Int32
@@ -41,6 +42,24 @@ import Testing
     }
     let health = try run(["health", "--help"])
     #expect(health.status == 0 && health.output.contains("--port"))
+  }
+
+  /// Two emulators on one data folder (parallel test workers with the default `--data-dir`)
+  /// would overwrite each other's log segments: the second is refused, naming the first's pid,
+  /// and the first's data is untouched; once the first is gone the folder opens again.
+  @Test func aSecondEmulatorOnTheSameDataFolderIsRefused() throws {
+    let folder = try TemporaryFolder.make("se-lock")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let data = folder.appendingPathComponent("data").path
+    let first = try EmulatorProcess(arguments: ["--data-dir", data])
+    let second = try run(["--port", "0", "--data-dir", data])
+    #expect(second.status != 0)
+    #expect(
+      second.errors.contains("is in use by another storage-emulator process (pid \(first.process.processIdentifier))"),
+      "\(second.errors)")
+    first.kill9()
+    // A kill -9 releases the lock with the process: an in-process backend opens the folder now.
+    _ = try FileBackend(root: URL(fileURLWithPath: data))
   }
 
   @Test func badOptionsExitWithAUsageErrorNamingTheSource() throws {
