@@ -1,4 +1,5 @@
 import EmulatorSupport
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -6,20 +7,39 @@ import EmulatorSupport
   import Darwin
 #endif
 
-/// One process per data folder: a POSIX write lock on `LOCK` in it, held for the process's life.
-/// Two emulators on one folder (parallel test workers started with the default `--data-dir`)
-/// would each append to segments of the same numbers, compact and remove segments the other
-/// still reads, and keep indexes that never see the other's writes: the second is refused at
-/// start-up instead. The lock is the process's (`fcntl`), so this process may open the folder
-/// again (tests reopen it); the kernel drops it when the process ends, however it ends. The file
-/// holds the owner's pid, for the message.
+/// One process per data folder: a POSIX write lock on `LOCK` in it, held while a backend has the
+/// folder open. Two emulators on one folder (parallel test workers started with the default
+/// `--data-dir`) would each append to segments of the same numbers, compact and remove segments
+/// the other still reads, and keep indexes that never see the other's writes: the second is
+/// refused at start-up instead. The lock is the process's (`fcntl`), so this process may open the
+/// folder again (tests reopen it); the kernel drops it when the process ends, however it ends.
+/// The file holds the owner's pid, for the message.
+///
+/// A POSIX lock is released when the process closes *any* descriptor of the file, so the folders
+/// this process holds are counted in one table: the descriptor is closed with the last holder,
+/// and taking and dropping happen under the table's lock.
 final class FolderLock: Sendable {
-  private let fd: Int32
+  private let path: String
 
-  private init(fd: Int32) { self.fd = fd }
+  private init(path: String) { self.path = path }
+
+  /// Per `LOCK` path: its open descriptor and how many `FolderLock`s hold it.
+  private static let held = Mutex<[String: (fd: Int32, holders: Int)]>([:])
 
   static func acquire(_ directory: String) throws(StorageError) -> FolderLock {
     let path = directory + "/LOCK"
+    try held.withLock { (held: inout [String: (fd: Int32, holders: Int)]) throws(StorageError) in
+      if let entry = held[path] {
+        held[path] = (entry.fd, entry.holders + 1)
+      } else {
+        held[path] = (try take(path, directory: directory), 1)
+      }
+    }
+    return FolderLock(path: path)
+  }
+
+  /// Opens and locks `path`: its descriptor, or an error naming the process that holds it.
+  private static func take(_ path: String, directory: String) throws(StorageError) -> Int32 {
     let fd = SystemCall.retrying { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
     guard fd >= 0 else { throw FileBackend.error("lock the data folder", errno) }
     var request = flock()
@@ -40,8 +60,18 @@ final class FolderLock: Sendable {
     }
     let text = Array("\(getpid())\n".utf8)
     if ftruncate(fd, 0) == 0 { _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
-    return FolderLock(fd: fd)
+    return fd
   }
 
-  deinit { close(fd) }
+  deinit {
+    Self.held.withLock { held in
+      guard let entry = held[path] else { return }
+      if entry.holders > 1 {
+        held[path] = (entry.fd, entry.holders - 1)
+      } else {
+        close(entry.fd)
+        held[path] = nil
+      }
+    }
+  }
 }

@@ -62,6 +62,23 @@ import Testing
     _ = try FileBackend(root: URL(fileURLWithPath: data))
   }
 
+  /// The folder opened twice in this process: dropping one backend must not release the lock
+  /// the other still needs (a POSIX lock goes with any close of the file in the process).
+  @Test func aFolderOpenedTwiceInOneProcessStaysLockedUntilTheLastBackendGoes() throws {
+    let folder = try TemporaryFolder.make("se-lock2")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let data = folder.appendingPathComponent("data")
+    var first: FileBackend? = try FileBackend(root: data)
+    var second: FileBackend? = try FileBackend(root: data)
+    first = nil
+    let refused = try run(["--port", "0", "--data-dir", data.path])
+    #expect(refused.status != 0 && refused.errors.contains("is in use by another storage-emulator process"))
+    second = nil
+    _ = (first, second)
+    let started = try EmulatorProcess(arguments: ["--data-dir", data.path])
+    started.kill9()
+  }
+
   @Test func badOptionsExitWithAUsageErrorNamingTheSource() throws {
     let flag = try run(["--port", "x"])
     #expect(flag.status == 64)
