@@ -86,12 +86,17 @@ extension FileBackend {
     }
     var object = object
     guard let data else {
-      if let carrying, object.body.isInline, let location = try appendInline(object, body: carrying) {
-        object.body = location
-      } else {
-        object.body = .dataFile
+      guard object.body.isInline else {
         try segments.append(SegmentEntry.record(object))
+        return object
       }
+      // A record without the bytes would win over the one holding them: refused instead.
+      guard let carrying, let location = try appendInline(object, body: carrying) else {
+        throw StorageError.io(
+          "Could not keep the object's bytes in its new record (the log is past the segments a record location can name). Nothing was changed."
+        )
+      }
+      object.body = location
       return object
     }
     // The data file the new generation replaces (none for an inline one, or a rewrite in place).

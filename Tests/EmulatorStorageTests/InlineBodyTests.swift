@@ -197,6 +197,22 @@ import Testing
     #expect(second.winners[bad.key]?.damaged == true)
   }
 
+  /// A metadata record of an inline object written without its bytes would win over the record
+  /// that holds them: the backend refuses it, and the object keeps its bytes.
+  @Test func aMetadataRecordWithoutTheBytesOfAnInlineObjectIsRefused() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let root = folder.url.appendingPathComponent("data")
+    let (backend, store) = try open(root)
+    let object = try store.insert(bucket: "bkt", name: "o", data: [5, 6])
+    var changed = object
+    changed.metageneration += 1
+    #expect(throws: StorageError.self) { try backend.commit(changed, data: nil, previous: object, carrying: nil) }
+    let (_, reopened) = try open(root)
+    #expect(try reopened.read(bucket: "bkt", name: "o").1 == [5, 6])
+    #expect(try reopened.metadata(bucket: "bkt", name: "o").metageneration == 1)
+  }
+
   @Test func aFormatTwoFolderIsOpenedAndMarkedFormatThree() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
