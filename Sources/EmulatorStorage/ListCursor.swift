@@ -43,21 +43,20 @@ enum ListCursor {
   }
 
   /// The index of the first key after this cursor.
-  func position(in keys: [ObjectKey], lowerBound: ([ObjectKey], ObjectKey) -> Int) -> Int {
+  func position(in keys: SortedKeys) -> SortedKeys.Index {
     switch self {
     case .afterKey(let key):
-      let index = lowerBound(keys, ObjectKey(bytes: key))
-      return index < keys.count && keys[index].bytes == key ? index + 1 : index
+      return keys.position(after: ObjectKey(bytes: key))
     case .afterVersion(let key, _):
       // The name itself again: its later generations are still to come.
-      return lowerBound(keys, ObjectKey(bytes: key))
+      return keys.lowerBound(ObjectKey(bytes: key))
     case .afterPrefix(let prefix):
       // The smallest byte string greater than every string starting with `prefix`.
       var successor = prefix
       while let last = successor.last, last == 0xFF { successor.removeLast() }
-      guard !successor.isEmpty else { return keys.count }
+      guard !successor.isEmpty else { return keys.endIndex }
       successor[successor.count - 1] += 1
-      return lowerBound(keys, ObjectKey(bytes: successor))
+      return keys.lowerBound(ObjectKey(bytes: successor))
     }
   }
 }

@@ -2,53 +2,20 @@ extension ObjectStore {
   struct BucketIndex {
     var info: BucketInfo
     /// The live objects' names in byte order.
-    var keys: [ObjectKey] = []
+    var keys = SortedKeys()
     var objects = ObjectTable()
     /// Noncurrent generations (versioned buckets), oldest first per name.
     var noncurrent: [ObjectKey: [NoncurrentObject]] = [:]
 
     mutating func put(_ object: ObjectMetadata) {
       let key = ObjectKey(object.name)
-      if objects.updateValue(object, forKey: key) == nil {
-        keys.insert(key, at: Self.lowerBound(keys, key))
-      }
+      if objects.updateValue(object, forKey: key) == nil { keys.insert(key) }
     }
 
     mutating func remove(_ name: String) {
       let key = ObjectKey(name)
       guard objects.removeValue(forKey: key) != nil else { return }
-      let index = Self.lowerBound(keys, key)
-      if index < keys.count && keys[index] == key { keys.remove(at: index) }
-    }
-
-    /// Two sorted lists of distinct names as one.
-    static func merged(_ keys: [ObjectKey], _ more: [ObjectKey]) -> [ObjectKey] {
-      guard !more.isEmpty else { return keys }
-      var result: [ObjectKey] = []
-      result.reserveCapacity(keys.count + more.count)
-      var (left, right) = (0, 0)
-      while left < keys.count && right < more.count {
-        if more[right] < keys[left] {
-          result.append(more[right])
-          right += 1
-        } else {
-          result.append(keys[left])
-          left += 1
-        }
-      }
-      result.append(contentsOf: keys[left...])
-      result.append(contentsOf: more[right...])
-      return result
-    }
-
-    static func lowerBound(_ keys: [ObjectKey], _ key: ObjectKey) -> Int {
-      var low = 0
-      var high = keys.count
-      while low < high {
-        let mid = (low + high) / 2
-        if keys[mid] < key { low = mid + 1 } else { high = mid }
-      }
-      return low
+      keys.remove(key)
     }
   }
 }

@@ -59,13 +59,13 @@ extension ObjectStore {
           guard query.versions else { return bucketIndex.objects[key].map { [($0, nil)] } ?? [] }
           return bucketIndex.versions(of: key)
         }
-        var position = BucketIndex.lowerBound(keys, ObjectKey(bytes: prefix))
-        if let start { position = max(position, BucketIndex.lowerBound(keys, start)) }
-        if let resume { position = max(position, resume.position(in: keys, lowerBound: BucketIndex.lowerBound)) }
+        var position = keys.lowerBound(ObjectKey(bytes: prefix))
+        if let start { position = max(position, keys.lowerBound(start)) }
+        if let resume { position = max(position, resume.position(in: keys)) }
         var entries: [Entry] = []
         entries.reserveCapacity(min(wanted, 256))
         while entries.count < wanted {
-          guard position < keys.count else { return (entries, true) }
+          guard position < keys.endIndex else { return (entries, true) }
           let key = keys[position]
           guard key.hasPrefix(prefix) else { return (entries, true) }
           if let end, !(key < end) { return (entries, true) }
@@ -73,12 +73,12 @@ extension ObjectStore {
             let rolled = Array(key.bytes[0..<(cut + delimiter.count)])
             let items = query.includeTrailingDelimiter && key.bytes == rolled ? versions(key) : []
             entries.append(.prefix(rolled, trailingItems: items))
-            position = ListCursor.afterPrefix(rolled).position(in: keys, lowerBound: BucketIndex.lowerBound)
+            position = ListCursor.afterPrefix(rolled).position(in: keys)
             continue
           }
           let found = versions(key)
           if !found.isEmpty { entries.append(.object(key, found)) }
-          position += 1
+          position = keys.index(after: position)
         }
         return (entries, false)
       }

@@ -18,15 +18,14 @@ extension ObjectStore {
   public func objects(in bucket: String, after: String?, limit: Int) -> [ObjectMetadata] {
     index.withLock { buckets -> [ObjectMetadata] in
       guard let bucketIndex = buckets[bucket] else { return [] }
-      var start = 0
-      if let after {
-        let key = ObjectKey(after)
-        start = BucketIndex.lowerBound(bucketIndex.keys, key)
-        if start < bucketIndex.keys.count && bucketIndex.keys[start] == key { start += 1 }
+      let keys = bucketIndex.keys
+      var position = after.map { keys.position(after: ObjectKey($0)) } ?? keys.startIndex
+      var found: [ObjectMetadata] = []
+      while found.count < limit && position < keys.endIndex {
+        if let object = bucketIndex.objects[keys[position]] { found.append(object) }
+        position = keys.index(after: position)
       }
-      let end = min(bucketIndex.keys.count, start + max(limit, 0))
-      guard start < end else { return [] }
-      return bucketIndex.keys[start..<end].compactMap { bucketIndex.objects[$0] }
+      return found
     }
   }
 

@@ -81,23 +81,8 @@ extension ObjectStore.BucketIndex {
   }
 
   /// Names that have a live or a noncurrent generation, in order.
-  func versionKeys() -> [ObjectKey] {
+  func versionKeys() -> SortedKeys {
     guard !noncurrent.isEmpty else { return keys }
-    let extra = noncurrent.keys.filter { objects[$0] == nil }.sorted()
-    guard !extra.isEmpty else { return keys }
-    var merged: [ObjectKey] = []
-    merged.reserveCapacity(keys.count + extra.count)
-    var left = 0
-    var right = 0
-    while left < keys.count || right < extra.count {
-      if right == extra.count || (left < keys.count && keys[left] < extra[right]) {
-        merged.append(keys[left])
-        left += 1
-      } else {
-        merged.append(extra[right])
-        right += 1
-      }
-    }
-    return merged
+    return keys.merging(noncurrent.keys.filter { objects[$0] == nil }.sorted())
   }
 }

@@ -147,10 +147,10 @@ public final class ObjectStore: Sendable {
     for object in loaded.objects { add(object, key: ObjectKey(object.name)) }
     if let done = current { buckets[done.name] = done.index }
     for (name, keys) in late where buckets[name] != nil {
-      buckets[name]!.keys = BucketIndex.merged(buckets[name]!.keys, keys.sorted())
+      buckets[name]!.keys = buckets[name]!.keys.merging(keys.sorted())
     }
     if !sorted {
-      for name in buckets.keys { buckets[name]!.keys.sort() }
+      for name in buckets.keys { buckets[name]!.keys = SortedKeys(sorted: buckets[name]!.keys.sorted()) }
     }
     return (buckets, highest)
   }
