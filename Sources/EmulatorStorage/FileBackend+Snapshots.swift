@@ -34,6 +34,8 @@ extension FileBackend {
     /// Objects in the installed snapshot (what compaction compares the log with).
     var liveObjects = 0
     var snapshotLines = FileBackend.defaultSnapshotLines
+    /// The interval grows with the store (see `snapshotDue`); false once it is set explicitly.
+    var linesScale = FileBackend.defaultSnapshotLinesScale
     /// A segment compaction cannot read whole: compaction stops there (tombstones in later
     /// segments must then stay).
     var stuckAt: UInt64?
@@ -51,6 +53,9 @@ extension FileBackend {
     return 20_000
   }()
 
+  /// Whether the interval grows with the store: not when the environment sets it.
+  static let defaultSnapshotLinesScale = ProcessInfo.processInfo.environment["STORAGE_EMULATOR_SNAPSHOT_LINES"] == nil
+
   /// Log entries beyond twice the live objects before compaction starts;
   /// `STORAGE_EMULATOR_COMPACTION_SLACK` overrides it.
   static let defaultCompactionSlack: Int = {
@@ -62,14 +67,26 @@ extension FileBackend {
     return 100_000
   }()
 
-  /// Entries after which `snapshotDue` (see `defaultSnapshotLines`).
+  /// Entries after which `snapshotDue` (see `defaultSnapshotLines`); set, it is used as it is.
   public var snapshotLines: Int {
     get { snapshotInfo.withLock { $0.snapshotLines } }
-    set { snapshotInfo.withLock { $0.snapshotLines = max(newValue, 1) } }
+    set {
+      snapshotInfo.withLock {
+        $0.snapshotLines = max(newValue, 1)
+        $0.linesScale = false
+      }
+    }
   }
 
+  /// After `snapshotLines` entries, or a quarter of the objects in the last snapshot when that is
+  /// more (unless the interval was set). A snapshot costs time in proportion to the objects: at a
+  /// fixed interval, a store of a million objects spent more on snapshots than on the uploads
+  /// that caused them. A quarter keeps their cost per write constant and what a crash replays
+  /// to a quarter of the store.
   public var snapshotDue: Bool {
-    let (ready, saving, lines) = snapshotInfo.withLock { ($0.ready, $0.saving, $0.snapshotLines) }
+    let (ready, saving, lines) = snapshotInfo.withLock { info in
+      (info.ready, info.saving, info.linesScale ? max(info.snapshotLines, info.liveObjects / 4) : info.snapshotLines)
+    }
     return ready && !saving && segments.entriesSinceRoll >= lines
   }
 

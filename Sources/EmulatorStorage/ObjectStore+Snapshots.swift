@@ -117,19 +117,35 @@ extension ObjectStore {
     while writes.withLock({ $0.snapshotting }) { usleep(1000) }
   }
 
-  /// Everything in the index, bucket by bucket in name order. The index lock is held only to
-  /// take each bucket's tables (copy-on-write: a write meanwhile copies them).
-  func snapshotState() -> LoadedState {
-    let tables = index.withLock { buckets in
-      buckets.values.sorted { $0.info.name < $1.info.name }.map { (info: $0.info, keys: $0.keys, objects: $0.objects) }
+  /// Everything in the index, bucket by bucket in name order, copied `batch` names at a time
+  /// under the index lock. (Taking each bucket's tables whole, copy-on-write, made the first
+  /// write after it copy the tables of its bucket while holding the lock: a pause of every
+  /// request, as long as the bucket is large.) A write between two batches may or may not be in
+  /// the copy; it is in the log the snapshot's start-up replays either way.
+  func snapshotState(batch: Int = 4096) -> LoadedState {
+    let (infos, total) = index.withLock { buckets in
+      (buckets.values.map(\.info).sorted { $0.name < $1.name }, buckets.values.reduce(0) { $0 + $1.keys.count })
     }
     var state = LoadedState()
     // Every generation made so far is at most this (writes begun before have ended).
     state.highestGeneration = lastGeneration.load(ordering: .relaxed)
-    state.objects.reserveCapacity(tables.reduce(0) { $0 + $1.keys.count })
-    for bucket in tables {
-      state.buckets.append(bucket.info)
-      for key in bucket.keys { state.objects.append(bucket.objects[key]!) }
+    state.objects.reserveCapacity(total)
+    for info in infos {
+      state.buckets.append(info)
+      var after: ObjectKey?
+      repeat {
+        after = index.withLock { buckets -> ObjectKey? in
+          guard let bucket = buckets[info.name] else { return nil }
+          var position = after.map { bucket.keys.position(after: $0) } ?? bucket.keys.startIndex
+          var last: ObjectKey?
+          for _ in 0..<batch where position < bucket.keys.endIndex {
+            last = bucket.keys[position]
+            if let object = bucket.objects[last!] { state.objects.append(object) }
+            position = bucket.keys.index(after: position)
+          }
+          return last
+        }
+      } while after != nil
     }
     return state
   }

@@ -40,6 +40,12 @@ import Testing
     }
     #expect(failures.load(ordering: .relaxed) == 0)
     store.waitForSnapshot()
+    // A snapshot is started by a write that finds one due: on a loaded machine the writers may
+    // all have finished while one was still being saved, leaving the tail after it unsaved. One
+    // more write starts the snapshot that tail calls for.
+    _ = try store.insert(bucket: "bkt", name: "last", data: [1])
+    try store.delete(bucket: "bkt", name: "last")
+    store.waitForSnapshot()
     let expected = try store.list(bucket: "bkt", query: ListQuery()).items
     #expect(expected.count == 4 * 135)
     let (reopenedBackend, reopened) = try reopen(root)
@@ -160,5 +166,34 @@ import Testing
     let rebuilt = try IndexSnapshot.read(file(root, "index.snapshot"))
     #expect(rebuilt.state.objects.count == 20)
     #expect(rebuilt.epoch == backend.segments.activeSequence)
+  }
+
+  /// The interval between snapshots grows to a quarter of the objects the last one held (their
+  /// cost is in proportion to the objects), unless it was set; `snapshotLines` is the least.
+  @Test(arguments: [true, false])
+  func theSnapshotIntervalGrowsToAQuarterOfTheObjects(scales: Bool) throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let backend = try FileBackend(root: folder.url.appendingPathComponent("data"))
+    let store = try ObjectStore(backend: backend)
+    backend.snapshotInfo.withLock {
+      $0.snapshotLines = 10
+      $0.linesScale = scales
+    }
+    for n in 0..<400 { _ = try store.insert(bucket: "bkt", name: "a/\(n)", data: [1]) }
+    store.waitForSnapshot()
+    // One more snapshot now, of all 400 objects.
+    store.startSnapshot()
+    store.waitForSnapshot()
+    let (epoch, live) = backend.snapshotInfo.withLock { ($0.sequence, $0.liveObjects) }
+    #expect(live == 400)
+    // 50 entries: past `snapshotLines`, short of a quarter of 400.
+    for n in 0..<50 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
+    store.waitForSnapshot()
+    let afterFifty = backend.snapshotInfo.withLock { $0.sequence }
+    #expect((afterFifty == epoch) == scales, "a snapshot after 50 entries: \(afterFifty != epoch)")
+    for n in 50..<101 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
+    store.waitForSnapshot()
+    #expect(backend.snapshotInfo.withLock { $0.sequence } != epoch, "no snapshot after 101 entries")
   }
 }
