@@ -110,10 +110,8 @@ struct MultipartRelated {
         }
         var line = body[position..<end]
         if line.last == 13 { line = line.dropLast() }
-        let text = String(decoding: line, as: UTF8.self)
-        if let colon = text.firstIndex(of: ":") {
-          headers[text[..<colon].lowercased().trimmingWhitespace()] =
-            text[text.index(after: colon)...].trimmingWhitespace()
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+          headers[headerText(line[..<colon], lowercased: true)] = headerText(line[(colon + 1)...], lowercased: false)
         }
         position = min(end + 1, body.count)
       }
@@ -139,6 +137,20 @@ struct MultipartRelated {
       parts.append(Part(headers: headers, range: position..<max(position, end)))
       position = next
     }
+  }
+
+  /// A part header's name or value without the spaces and tabs around it (RFC 9110's optional
+  /// white space), a name with ASCII letters lower-cased (names are tokens; other bytes stay).
+  private static func headerText(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, lowercased: Bool) -> String {
+    var start = bytes.startIndex
+    var end = bytes.endIndex
+    while start < end && (bytes[start] == 32 || bytes[start] == 9) { start += 1 }
+    while end > start && (bytes[end - 1] == 32 || bytes[end - 1] == 9) { end -= 1 }
+    let text = UnsafeBufferPointer(rebasing: bytes[start..<end])
+    guard lowercased, text.contains(where: { $0 >= 65 && $0 <= 90 }) else {
+      return String(decoding: text, as: UTF8.self)
+    }
+    return String(decoding: text.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
   }
 
   private static func skipLineBreak(_ body: UnsafeBufferPointer<UInt8>, _ position: Int) throws(APIError) -> Int {

@@ -47,4 +47,14 @@ import Testing
     let parts = try MultipartRelated.parse(body, boundary: "b")
     #expect(parts.map { String(decoding: body[$0.range], as: UTF8.self) } == ["x--b y", "z"])
   }
+
+  /// Part header names are matched without case and both sides lose the spaces and tabs around
+  /// them; the value keeps its case, and a line without a colon is skipped.
+  @Test func partHeadersAreTrimmedAndNamesLowerCased() throws {
+    let body = Array(
+      "--b\r\nCONTENT-Type :\t Application/JSON; Charset=UTF-8 \t\r\nno colon here\r\nX-Empty:\r\n\r\n{}\r\n--b--".utf8)
+    let parts = try MultipartRelated.parse(body, boundary: "b")
+    #expect(parts.count == 1)
+    #expect(parts.first?.headers == ["content-type": "Application/JSON; Charset=UTF-8", "x-empty": ""])
+  }
 }
