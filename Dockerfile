@@ -1,5 +1,6 @@
-# storage-emulator: a multi-stage build. Package.swift links the Swift runtime and
-# FoundationEssentials into the binary on Linux, so the slim image needs no Swift libraries.
+# storage-emulator: a multi-stage build. Package.swift links the Swift runtime,
+# FoundationEssentials, the C++ runtime and zlib into the binary on Linux (config/link), so the
+# slim image needs no Swift, C++ or zlib libraries.
 # The build stage runs the same command as the README's release build.
 FROM swift:6.3-bookworm AS build
 # The emulator links the system zlib (gzip transcoding of downloads).
@@ -9,6 +10,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
+COPY config/link ./config/link
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product storage-emulator \

@@ -10,6 +10,8 @@ import PackageDescription
 /// the binary is built against reads them (glibc 2.36 or later): an older one refuses to load it.
 let linuxLinkerFlags: [String] = {
   var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
+  // The C++ runtime from its static archive (see config/link/libstdc++.so).
+  flags += ["-L", Context.packageDirectory + "/config/link"]
   #if canImport(Glibc)
     // "glibc 2.36"
     var text = [CChar](repeating: 0, count: 64)
