@@ -47,6 +47,9 @@ extension ObjectStore {
     }
     guard start else { return }
     BackgroundThread.start(stackSize: 1 << 20) { [self] in
+      // Requests first: a snapshot of a large store takes a core for a while, and uploads
+      // waiting behind it were most of their p99.
+      BackgroundThread.lowerCurrentThreadPriority()
       saveSnapshotWhileWriting(begun: begun)
       writes.withLock { $0.snapshotting = false }
     }
@@ -122,7 +125,7 @@ extension ObjectStore {
   /// write after it copy the tables of its bucket while holding the lock: a pause of every
   /// request, as long as the bucket is large.) A write between two batches may or may not be in
   /// the copy; it is in the log the snapshot's start-up replays either way.
-  func snapshotState(batch: Int = 4096) -> LoadedState {
+  func snapshotState(batch: Int = 1024) -> LoadedState {
     let (infos, total) = index.withLock { buckets in
       (buckets.values.map(\.info).sorted { $0.name < $1.name }, buckets.values.reduce(0) { $0 + $1.keys.count })
     }

@@ -42,6 +42,18 @@ public enum BackgroundThread {
     }
   }
 
+  /// Lowers the calling thread's scheduling priority, for work nobody waits on (snapshots and
+  /// compaction while requests are served): on Linux a nice value of 10 for this thread alone
+  /// (`setpriority` with 0 names the calling thread there), on Darwin the utility QoS class. It
+  /// still gets about a tenth of a busy core, so it finishes under sustained load.
+  public static func lowerCurrentThreadPriority() {
+    #if canImport(Glibc)
+      _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+    #elseif canImport(Darwin)
+      _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+    #endif
+  }
+
   /// At most 15 bytes (Linux's limit for a thread's name, without the terminating zero).
   static func shortName(_ name: String) -> String {
     guard name.utf8.count > 15 else { return name }
