@@ -43,12 +43,13 @@ public enum BackgroundThread {
   }
 
   /// Lowers the calling thread's scheduling priority, for work nobody waits on (snapshots and
-  /// compaction while requests are served): on Linux a nice value of 10 for this thread alone
+  /// compaction while requests are served): on Linux a nice value 10 above the thread's (at most 19), for this thread alone
   /// (`setpriority` with 0 names the calling thread there), on Darwin the utility QoS class. It
   /// still gets about a tenth of a busy core, so it finishes under sustained load.
   public static func lowerCurrentThreadPriority() {
     #if canImport(Glibc)
-      _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+      let which = __priority_which_t(PRIO_PROCESS.rawValue)
+      _ = setpriority(which, 0, min(getpriority(which, 0) + 10, 19))
     #elseif canImport(Darwin)
       _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
     #endif

@@ -116,4 +116,27 @@ import Testing
     done.unlock()
     #expect(seen == "loop7")
   }
+
+  #if canImport(Glibc)
+    /// The snapshot thread's lower priority is its own: the thread that starts it keeps its nice
+    /// value.
+    @Test func aLoweredThreadRunsAtNiceTenAndOthersKeepTheirs() {
+      let done = PosixCondition()
+      nonisolated(unsafe) var seen: Int32?
+      let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+      BackgroundThread.start(name: "storage-emulator.nice") {
+        BackgroundThread.lowerCurrentThreadPriority()
+        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        done.lock()
+        seen = nice
+        done.broadcast()
+        done.unlock()
+      }
+      done.lock()
+      while seen == nil { done.wait() }
+      done.unlock()
+      #expect(seen == min(before + 10, 19))
+      #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+    }
+  #endif
 }
