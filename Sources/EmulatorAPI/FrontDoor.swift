@@ -16,6 +16,8 @@ public final class FrontDoor: HTTPHandler {
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int { api.bodyLimit(for: head, in: table) }
 
+  public var bodyLimitFloor: Int { api.bodyLimitFloor }
+
   /// A state-changing route at an exact path (`POST /internal/reset`, `/internal/export`,
   /// `PUT /internal/setRules`…) called by a web page of another origin (a browser sends `Origin`;
   /// tools and SDKs do not): refused with 403, so a page the developer happens to visit cannot

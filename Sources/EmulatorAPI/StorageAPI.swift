@@ -67,6 +67,9 @@ public final class StorageAPI: HTTPHandler {
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int { bodyLimit(for: head, in: table) }
 
+  /// Every route's limit is one of these two.
+  public var bodyLimitFloor: Int { min(limits.maxMetadataBytes, limits.maxUploadBytes) }
+
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
     APIError(error.status, Self.reason(forStatus: error.status), error.message).response(.gcs)
   }

@@ -18,6 +18,8 @@ final class RequestLog: HTTPHandler {
 
   func bodyLimit(for head: HTTPRequestHead) -> Int { inner.bodyLimit(for: head) }
 
+  var bodyLimitFloor: Int { inner.bodyLimitFloor }
+
   func errorResponse(for error: HTTPParseError) -> HTTPResponse { inner.errorResponse(for: error) }
 
   func errorResponse(for error: HTTPParseError, head: HTTPRequestHead) -> HTTPResponse {

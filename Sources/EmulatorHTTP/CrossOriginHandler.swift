@@ -70,6 +70,8 @@ public struct CrossOriginHandler: HTTPHandler {
 
   public func bodyLimit(for head: HTTPRequestHead) -> Int { inner.bodyLimit(for: head) }
 
+  public var bodyLimitFloor: Int { inner.bodyLimitFloor }
+
   public func allowedMethods(for head: HTTPRequestHead) -> [String]? { inner.allowedMethods(for: head) }
 
   public func errorResponse(for error: HTTPParseError) -> HTTPResponse {

@@ -119,6 +119,12 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
             refusal = refused
             throw HTTPParseError(refused.status, "refused")
           }
+          // A declared length no route refuses needs no lookup (the decoder checks the framing).
+          if let declared = head.headers["content-length"],
+            case .success(let length) = DecimalInteger.parse(declared), length <= handler.bodyLimitFloor
+          {
+            return handler.bodyLimitFloor
+          }
           return handler.bodyLimit(for: head)
         })
       } catch {

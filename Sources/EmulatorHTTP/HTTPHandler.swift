@@ -7,6 +7,11 @@ public protocol HTTPHandler: Sendable {
   /// request is refused with 413 without reading it.
   func bodyLimit(for head: HTTPRequestHead) -> Int
 
+  /// A body of at most this many bytes is accepted whatever the head: no `bodyLimit(for:)`
+  /// returns less. A request that declares a Content-Length this small is not asked about (for
+  /// the storage API that saves routing every small upload twice). 0: always ask.
+  var bodyLimitFloor: Int { get }
+
   /// The response sent, with `Connection: close`, for a request that could not be parsed or was
   /// refused from its head (413, 431…). A requirement, so a handler's own version is the one called.
   func errorResponse(for error: HTTPParseError) -> HTTPResponse
@@ -63,6 +68,8 @@ public struct HTTPResponder: Sendable {
 
 extension HTTPHandler {
   public func bodyLimit(for head: HTTPRequestHead) -> Int { Int.max }
+
+  public var bodyLimitFloor: Int { 0 }
 
   public func screen(_ head: HTTPRequestHead) -> HTTPResponse? { nil }
 

@@ -371,6 +371,10 @@ struct Reply {
     #expect(api.bodyLimit(for: HTTPRequestHead(method: "PATCH", target: "/storage/v1/b/b/o/o")) == 100)
     #expect(api.bodyLimit(for: HTTPRequestHead(method: "POST", target: "/upload/storage/v1/b/b/o")) == 1000)
     #expect(api.bodyLimit(for: HTTPRequestHead(method: "POST", target: "/v0/b/b/o?name=x")) == 1000)
+    // No route's limit is below the floor (bodies that small are not looked up).
+    #expect(api.bodyLimitFloor == 100)
+    limits.maxUploadBytes = 50
+    #expect(try! APIHarness(limits: limits).api.bodyLimitFloor == 50)
     let error = api.errorResponse(for: HTTPParseError(413, "too big"))
     #expect(error.status == 413)
     #expect(String(decoding: error.body, as: UTF8.self).contains("uploadTooLarge"))
