@@ -65,7 +65,9 @@ struct SegmentReplay: @unchecked Sendable {
 
   let sequences: [UInt64]
   /// nil where a segment cannot be read.
-  private(set) var files: [MappedFile?]
+  let files: [MappedFile?]
+  /// Their bytes (empty where nil), kept apart so that reading one retains no file.
+  private let bytes: [UnsafeRawBufferPointer]
   /// Every record, tombstone and intent, segment by segment in the order of `sequences`.
   private(set) var slots: [Slot] = []
   /// The largest generation in any entry (tombstones and intents too).
@@ -95,7 +97,10 @@ struct SegmentReplay: @unchecked Sendable {
       }
     }
     let read = parts.withLock { $0 }
-    var replay = SegmentReplay(sequences: sequences, files: sequences.indices.map { read[$0]?.file })
+    let files = sequences.indices.map { read[$0]?.file }
+    var replay = SegmentReplay(
+      sequences: sequences, files: files,
+      bytes: files.map { $0?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0) })
     replay.slots.reserveCapacity(read.values.reduce(0) { $0 + $1.part.slots.count })
     for index in sequences.indices {
       guard let part = read[index]?.part else { continue }
@@ -151,7 +156,7 @@ struct SegmentReplay: @unchecked Sendable {
 
   /// The frame of a slot (read again: it was checked by `read`).
   func frame(_ slot: Slot) -> (frame: SegmentFrame, bytes: UnsafeRawBufferPointer) {
-    let bytes = files[Int(slot.segment)]!.bytes
+    let bytes = bytes[Int(slot.segment)]
     guard case .frame(let frame) = SegmentFrame.parse(bytes, at: slot.offset, trusted: true) else {
       preconditionFailure("a frame read before is gone")
     }
@@ -160,7 +165,7 @@ struct SegmentReplay: @unchecked Sendable {
 
   /// The bucket's and the name's bytes of a slot.
   func names(_ slot: Slot) -> (bucket: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer) {
-    SegmentFrame.names(at: slot.offset, in: files[Int(slot.segment)]!.bytes)
+    SegmentFrame.names(at: slot.offset, in: bytes[Int(slot.segment)])
   }
 
   private func sameName(_ a: Slot, _ b: Slot) -> Bool {
@@ -207,29 +212,33 @@ struct SegmentReplay: @unchecked Sendable {
     }
   }
 
-  /// The live winners (records), by bucket (in bucket name order), each in key order.
-  func ordered() -> [(bucket: String, objects: [Named])] {
+  /// The live winners (records), by bucket (in bucket name order), each in key order (a bucket
+  /// of more than `parallelAbove` sorted in two halves on two threads).
+  func ordered(parallelAbove: Int = 65_536) -> [(bucket: String, objects: [Named])] {
     var groups: [(bucket: UnsafeRawBufferPointer, objects: [Named])] = []
     var group = 0
-    for held in table where held != 0 {
-      let slot = slots[Int(held) - 1]
-      guard slot.kind != .tombstone else { continue }
-      let (bucket, name) = names(slot)
+    // In the order the slots were read (the segments' order in memory), not the table's.
+    var won = [Bool](repeating: false, count: slots.count)
+    for held in table where held != 0 { won[Int(held) - 1] = true }
+    for number in slots.indices where won[number] && slots[number].kind != .tombstone {
+      let (bucket, name) = names(slots[number])
       if group == groups.count || !groups[group].bucket.elementsEqual(bucket) {
         group = groups.firstIndex { $0.bucket.elementsEqual(bucket) } ?? groups.count
         if group == groups.count { groups.append((bucket, [])) }
       }
-      groups[group].objects.append(Named(name: name, slot: held - 1))
+      groups[group].objects.append(Named(name: name, slot: Int32(number)))
     }
     var ordered = groups.map { (bucket: String(decoding: $0.bucket, as: UTF8.self), objects: $0.objects) }
     ordered.sort { $0.bucket < $1.bucket }
-    for index in ordered.indices { ordered[index].objects = Self.sorted(ordered[index].objects) }
+    for index in ordered.indices {
+      ordered[index].objects = Self.sorted(ordered[index].objects, parallelAbove: parallelAbove)
+    }
     return ordered
   }
 
   /// `names` sorted, a large array in two halves on two threads, then merged.
-  private static func sorted(_ names: [Named]) -> [Named] {
-    guard names.count >= 65_536 else { return names.sorted(by: Named.precedes) }
+  private static func sorted(_ names: [Named], parallelAbove: Int) -> [Named] {
+    guard names.count > parallelAbove else { return names.sorted(by: Named.precedes) }
     let middle = names.count / 2
     let halves = Locked<[[Named]]>([[], []])
     FileBackend.onThreads(2) { half in

@@ -105,6 +105,9 @@ import Testing
     #expect(ordered.map(\.bucket) == ["bkt"])
     let keys = try #require(ordered.first).objects.map { ObjectKey(bytes: Array($0.name)) }
     #expect(keys == names.map(ObjectKey.init).sorted())
+    // Sorted in two halves and merged, as a large bucket is.
+    let halves = try #require(replay.ordered(parallelAbove: 64).first).objects.map { ObjectKey(bytes: Array($0.name)) }
+    #expect(halves == keys)
   }
 
   // MARK: The store over a folder without its snapshot
