@@ -150,8 +150,8 @@ extension SegmentEntry {
   /// The entry whose parts `frame` locates in `bytes`.
   init(_ frame: SegmentFrame, in bytes: [UInt8]) {
     self.init(
-      kind: frame.kind, bucket: bytes[frame.bucket], name: bytes[frame.name], generation: frame.generation,
-      metageneration: frame.metageneration, payload: bytes[frame.payload], frame: frame.frame)
+      kind: frame.kind, bucket: bytes[frame.bucket], name: bytes[frame.name], generation: frame.version.generation,
+      metageneration: frame.version.metageneration, payload: bytes[frame.payload], frame: frame.frame)
   }
 }
 

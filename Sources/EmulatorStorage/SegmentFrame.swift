@@ -10,15 +10,15 @@ import EmulatorSupport
 /// copies, so a segment mapped into memory is read without an allocation per entry.
 struct SegmentFrame {
   var kind: SegmentEntry.Kind
+  /// Where the bucket's and the object name's bytes are.
   var bucket: Range<Int>
   var name: Range<Int>
-  var generation: Int64
-  var metageneration: Int64
+  /// The version the entry names (a tombstone's metageneration is `Int64.max`).
+  var version: ObjectVersion
+  var generation: Int64 { version.generation }
+  /// The bytes after the fixed fields (see `SegmentEntry`), and the whole frame.
   var payload: Range<Int>
-  /// The whole frame.
   var frame: Range<Int>
-
-  var version: ObjectVersion { ObjectVersion(generation: generation, metageneration: metageneration) }
 
   /// What `parse` found at an offset (as `SegmentEntry.Parsed`).
   enum Parsed {
@@ -60,7 +60,8 @@ struct SegmentFrame {
     let metageneration = Int64(bitPattern: load(bytes, at: position + 8, as: UInt64.self))
     return .frame(
       SegmentFrame(
-        kind: kind, bucket: bucket, name: name, generation: generation, metageneration: metageneration,
+        kind: kind, bucket: bucket, name: name,
+        version: ObjectVersion(generation: generation, metageneration: metageneration),
         payload: (position + 16)..<frame.upperBound, frame: frame))
   }
 

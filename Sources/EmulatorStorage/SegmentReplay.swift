@@ -142,7 +142,7 @@ struct SegmentReplay: @unchecked Sendable {
         slots.append(
           Slot(
             hash: SegmentReplay.hash(bucket: frame.bucket, name: frame.name, in: bytes), generation: frame.generation,
-            metageneration: frame.metageneration, offset: frame.frame.lowerBound, segment: segment, kind: frame.kind))
+            metageneration: frame.version.metageneration, offset: frame.frame.lowerBound, segment: segment, kind: frame.kind))
       }
     }
   }
