@@ -72,7 +72,17 @@ private final class HandOver: @unchecked Sendable {
   }
 
   func run(backend: FileBackend, into batches: ObjectBatches) {
-    guard let replay else { return }
+    // Every reference to the segments and slots is gone when `handOver` returns.
+    let leftovers = handOver(backend: backend, into: batches)
+    groups = []
+    replay = nil
+    backend.removeLeftoverData(leftovers, buckets: buckets, log: batches.report)
+    batches.finish()
+  }
+
+  /// Decodes and hands over the live winners; returns the leftover data files.
+  private func handOver(backend: FileBackend, into batches: ObjectBatches) -> [(key: ObjectPath, generation: Int64)] {
+    guard let replay else { return [] }
     var damaged: [(key: ObjectPath, generation: Int64, slot: Int32)] = []
     for group in groups {
       for start in stride(from: 0, to: group.objects.count, by: Self.batchSize) {
@@ -93,16 +103,12 @@ private final class HandOver: @unchecked Sendable {
         if !batch.objects.isEmpty { batches.push(batch) }
       }
     }
-    groups = []
     var paths = Set<String>()
     for (key, generation, _) in damaged {
       paths.insert(backend.noteDamaged(key, generation: generation, log: batches.report))
     }
     backend.damaged.withLock { $0 = paths }
     if !damaged.isEmpty { backend.snapshotInfo.withLock { $0.liveObjects -= damaged.count } }
-    let leftovers = replay.leftovers(damaged: Set(damaged.map(\.slot)))
-    self.replay = nil
-    backend.removeLeftoverData(leftovers, buckets: buckets, log: batches.report)
-    batches.finish()
+    return replay.leftovers(damaged: Set(damaged.map(\.slot)))
   }
 }
