@@ -1,5 +1,11 @@
 import EmulatorSupport
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What start-up learns from reading segments: per object (bucket and name bytes) the entry with
 /// the largest (generation, metageneration) wins, a tombstone beating a record of the same
 /// generation. The rule does not depend on the order entries are read in, so segments are read
@@ -48,8 +54,12 @@ struct SegmentScan: Sendable {
       if let current = winners[key], current.version >= entry.version { return }
       // Decoded with the bucket's one string (shared by all its objects).
       if let parts = entry.recordParts,
-        let object = parts.metadata.withUnsafeBytes({
-          Self.object($0, body: parts.body?.indices, bucket: key.bucket, name: entry.name, version: entry.version, sequence: sequence)
+        let object = parts.metadata.withUnsafeBytes({ metadata in
+          entry.name.withUnsafeBytes { name in
+            Self.object(
+              metadata, body: parts.body?.indices, bucket: key.bucket, name: name, version: entry.version,
+              sequence: sequence)
+          }
         })
       {
         winners[key] = Winner(version: entry.version, object: object)
@@ -63,13 +73,13 @@ struct SegmentScan: Sendable {
   /// match the entry (name, version; an inline record's bytes, `body`, against the size).
   /// `body`: where an inline record's bytes are in segment `sequence` (their offset there).
   static func object(
-    _ metadata: UnsafeRawBufferPointer, body: Range<Int>?, bucket: String, name: some Sequence<UInt8>,
+    _ metadata: UnsafeRawBufferPointer, body: Range<Int>?, bucket: String, name: UnsafeRawBufferPointer,
     version: ObjectVersion, sequence: UInt64
   ) -> ObjectMetadata? {
     var source = IndexSnapshot.Source(bytes: metadata, offset: 0)
     // Every byte must belong to the object (as `IndexSnapshot.decode`).
     guard var object = try? source.object(bucket: bucket), source.offset == metadata.count,
-      object.name.utf8.elementsEqual(name), object.generation == version.generation,
+      Self.same(object.name, name), object.generation == version.generation,
       object.metageneration == version.metageneration
     else { return nil }
     if let body {
@@ -80,6 +90,15 @@ struct SegmentScan: Sendable {
       object.body = .dataFile
     }
     return object
+  }
+
+  /// Whether `string`'s UTF-8 is `bytes` (one `memcmp`: comparing through `String.UTF8View` cost
+  /// some 800 instructions per object at start-up).
+  private static func same(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var string = string
+    return string.withUTF8 { utf8 in
+      utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+    }
   }
 
   /// The data files intents and tombstones name that the winning version does not use (written

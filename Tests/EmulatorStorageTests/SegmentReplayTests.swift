@@ -92,6 +92,25 @@ import Testing
     }
   }
 
+  @Test func aRecordWhoseMetadataNamesAnotherObjectIsDamagedInBothScans() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let other = helpers.object("b", generation: 3)
+    let frames = [
+      SegmentEntry.record(helpers.object("kept", generation: 1)),
+      SegmentEntry.encode(
+        .record, bucket: "bkt", name: "a", generation: 3, metageneration: 1, payload: IndexSnapshot.encode(other)),
+      SegmentEntry.encode(
+        .record, bucket: "bkt", name: "bb", generation: 3, metageneration: 1, payload: IndexSnapshot.encode(other)),
+    ]
+    try helpers.write(helpers.segment(frames), sequence: 1, in: folder.url)
+    let scan = SegmentScan.scan(directory: folder.url.path, sequences: [1], newest: 1)
+    let replay = SegmentReplay.read(directory: folder.url.path, sequences: [1], newest: 1)
+    let kept = "bkt \(Array("kept".utf8)) 1/1 1/1 \(BodyLocation.dataFile)"
+    #expect(described(scan) == ["bkt [97] 3/1 damaged", "bkt [98, 98] 3/1 damaged", kept].sorted())
+    #expect(described(replay) == described(scan))
+  }
+
   @Test func theLiveObjectsComeInKeyOrderPerBucket() throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
