@@ -25,49 +25,40 @@ extension FileBackend {
     }
     let sequences = SegmentLog.sequences(in: logPath)
     let opened = openSnapshot(log: log)
-    let replayed = sequences.filter { $0 >= (opened?.epoch ?? 0) }
+    guard let opened else {
+      try loadEverySegment(&state, sequences: sequences, log: log)
+      return state
+    }
+    let replayed = sequences.filter { $0 >= opened.epoch }
     let began = DispatchTime.now().uptimeNanoseconds
-    var scan = SegmentScan.scan(directory: logPath, sequences: replayed, newest: sequences.last)
+    let scan = SegmentScan.scan(directory: logPath, sequences: replayed, newest: sequences.last)
     if scan.entries >= 100_000 {
       let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
       log("index: \(scan.entries) log entries in \(replayed.count) segments read in \(ObjectStore.seconds(seconds))")
     }
     for line in scan.problems { log(line) }
-    if let torn = scan.torn { cutTornAppend(torn, log: log) }
     var counts = scan.counts
-    for (sequence, entries) in opened?.segments ?? [:] where counts[sequence] == nil && sequences.contains(sequence) {
+    for (sequence, entries) in opened.segments where counts[sequence] == nil && sequences.contains(sequence) {
       counts[sequence] = entries
     }
-    try files.makeDirectory(logPath)
-    try segments.start(after: sequences.last ?? 0, counts: counts)
+    try startLog(after: sequences.last, torn: scan.torn, counts: counts, log: log)
     let live = Set(state.buckets.map(\.name))
-    removeLeftoverData(scan, buckets: live, log: log)
-    var damagedPaths = Set(opened?.damaged ?? [])
+    removeLeftoverData(scan.leftovers, buckets: live, log: log)
+    var damagedPaths = Set(opened.damaged)
     // (A name's path costs a hash: worked out only when something is damaged.)
     for (key, winner) in scan.winners where winner.damaged || !damagedPaths.isEmpty {
-      let path = recordPath(bucket: key.bucket, name: key.name)
       if winner.damaged {
-        damagedPaths.insert(path)
-        damagedGenerations.withLock { $0[path] = winner.version.generation }
-        log("recovery: the newest record of \(key.bucket)/\(key.name) in the log is damaged; it cannot be read")
+        damagedPaths.insert(noteDamaged(key, generation: winner.version.generation, log: log))
       } else {
-        damagedPaths.remove(path)
+        damagedPaths.remove(recordPath(bucket: key.bucket, name: key.name))
       }
     }
     damaged.withLock { $0 = damagedPaths }
-    state.highestGeneration = max(opened?.highest ?? 0, scan.highest)
-    let snapshotObjects = opened?.buckets.reduce(0) { $0 + $1.count }
-    let scannedObjects = opened == nil ? scan.winners.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } : 0
+    state.highestGeneration = max(opened.highest, scan.highest)
     snapshotInfo.withLock { info in
-      info.sequence = opened?.epoch ?? 0
-      info.liveObjects = snapshotObjects ?? scannedObjects
+      info.sequence = opened.epoch
+      info.liveObjects = opened.buckets.reduce(0) { $0 + $1.count }
       info.ready = true
-    }
-    guard let opened else {
-      state.batches = Self.handOverInKeyOrder(&scan.winners, counts: &state.expectedCounts)
-      loadKind.withLock { $0 = .scan }
-      state.wantsSnapshot = true
-      return state
     }
     for bucket in opened.buckets { state.expectedCounts[bucket.info.name] = bucket.count }
     let objects = scan.winners.values.compactMap(\.object)
@@ -118,7 +109,7 @@ extension FileBackend {
   }
 
   /// Cuts the newest segment's torn last append off (a segment torn in its header is removed).
-  private func cutTornAppend(_ torn: (sequence: UInt64, offset: Int), log: @Sendable (String) -> Void) {
+  func cutTornAppend(_ torn: (sequence: UInt64, offset: Int), log: @Sendable (String) -> Void) {
     let path = segments.path(torn.sequence)
     let name = "log/" + SegmentLog.fileName(torn.sequence)
     if torn.offset == 0 {
@@ -135,61 +126,17 @@ extension FileBackend {
     log("recovery: cut \(size - torn.offset) bytes of an unfinished append off the end of \(name)")
   }
 
-  /// Removes the data files that intents and tombstones name and the winning version does not
-  /// use (written before a record that never came, or dropped after one that did).
-  ///
-  /// An object with an intent but no record or tombstone in the segments read is one whose
-  /// write was interrupted before its record: its live version, if any, is the snapshot's, and
-  /// that is the generation the intent names as the one it would drop. Only the file the write
-  /// created goes then (a kill mid-overwrite once removed the live bytes here: the crash test's
-  /// "TORN" and "LOST").
-  private func removeLeftoverData(_ scan: SegmentScan, buckets: Set<String>, log: @Sendable (String) -> Void) {
-    for (key, generation, created) in scan.dataFiles where buckets.contains(key.bucket) {
-      let winner = scan.winners[key]
-      // A damaged record's bytes are kept for inspection.
-      if winner?.damaged == true || winner?.object?.generation == generation { continue }
-      if winner == nil && !created { continue }
+  /// Removes data files of unfinished or replaced writes (`SegmentScan.isLeftover`) in the live
+  /// buckets.
+  func removeLeftoverData(
+    _ leftovers: [(key: ObjectPath, generation: Int64)], buckets: Set<String>, log: @Sendable (String) -> Void
+  ) {
+    for (key, generation) in leftovers where buckets.contains(key.bucket) {
       let base = objectBase(bucket: key.bucket, name: key.name)
       let file = base.stem + "." + String(generation) + ".data"
       if SystemCall.retrying({ unlink(base.dir + "/" + file) }) == 0 {
         log("recovery: removed \(base.dir.dropFirst(root.path.count + 1))/\(file), data of an unfinished or replaced write")
       }
     }
-  }
-
-  /// The scan's live objects (`winners` is emptied: a million objects are 150 MB twice over),
-  /// bucket by bucket in key order, in batches a background thread sorts and hands over: the
-  /// store appends them to its tables without hashing a name again or sorting afterwards.
-  /// `counts` gets each bucket's object count (to size its tables).
-  static func handOverInKeyOrder(
-    _ winners: inout [ObjectPath: SegmentScan.Winner], counts: inout [String: Int]
-  ) -> ObjectBatches {
-    var buckets: [String: (keys: [ObjectKey], objects: [ObjectMetadata])] = [:]
-    for (path, winner) in winners {
-      guard let object = winner.object else { continue }
-      buckets[path.bucket, default: ([], [])].keys.append(path.object)
-      buckets[path.bucket]!.objects.append(object)
-    }
-    winners = [:]
-    for (bucket, entries) in buckets { counts[bucket] = entries.keys.count }
-    let batches = ObjectBatches(producers: 1)
-    let names = buckets.keys.sorted()
-    BackgroundThread.start(stackSize: 1 << 20) { [buckets] in
-      var buckets = buckets
-      for name in names {
-        let (keys, objects) = buckets.removeValue(forKey: name)!
-        // Positions are sorted, not the 136-byte objects (moving those cost more than comparing).
-        let order = keys.indices.sorted { keys[$0] < keys[$1] }
-        for start in stride(from: 0, to: order.count, by: 16_384) {
-          var batch = ObjectBatch(bucket: name)
-          let chunk = order[start..<min(start + 16_384, order.count)]
-          batch.keys = chunk.map { keys[$0] }
-          batch.objects = chunk.map { objects[$0] }
-          batches.push(batch)
-        }
-      }
-      batches.finish()
-    }
-    return batches
   }
 }

@@ -92,12 +92,11 @@ struct SegmentEntry {
   /// A record's encoded metadata and (inline) bytes; nil when an inline record's metadata length
   /// does not fit its payload.
   var recordParts: (metadata: ArraySlice<UInt8>, body: ArraySlice<UInt8>?)? {
-    guard kind == .inlineRecord else { return (payload, nil) }
-    guard payload.count >= 4 else { return nil }
-    let length = Int(Self.load(payload, at: payload.startIndex, size: 4))
-    let start = payload.startIndex + 4
-    guard length <= payload.endIndex - start else { return nil }
-    return (payload[start..<(start + length)], payload[(start + length)...])
+    let base = payload.startIndex
+    let parts = payload.withUnsafeBytes { SegmentFrame.recordParts(kind, payload: 0..<$0.count, in: $0) }
+    guard let parts else { return nil }
+    let metadata = payload[(base + parts.metadata.lowerBound)..<(base + parts.metadata.upperBound)]
+    return (metadata, parts.body.map { payload[(base + $0.lowerBound)..<(base + $0.upperBound)] })
   }
 
   static func tombstone(bucket: String, name: String, generation: Int64) -> [UInt8] {
@@ -111,9 +110,7 @@ struct SegmentEntry {
   }
 
   /// The generations an intent names.
-  var generations: [Int64] {
-    stride(from: payload.startIndex, to: payload.endIndex - 7, by: 8).map { Int64(bitPattern: Self.load(payload, at: $0)) }
-  }
+  var generations: [Int64] { payload.withUnsafeBytes { SegmentFrame.generations(payload: 0..<$0.count, in: $0) } }
 
   private static func append<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
     withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
@@ -133,35 +130,12 @@ struct SegmentEntry {
 
   /// The frame at `offset` of `bytes`, every length checked against the bytes left first.
   static func parse(_ bytes: [UInt8], at offset: Int) -> Parsed {
-    let left = bytes.count - offset
-    if left == 0 { return .end }
-    guard left >= 4 else { return .unreadable(at: offset) }
-    let length = Int(UInt32(truncatingIfNeeded: load(bytes, at: offset, size: 4)))
-    guard length >= fixedBytes, length <= maximumLength, length <= left - 4 else { return .unreadable(at: offset) }
-    let frame = offset..<(offset + 4 + length)
-    let stored = UInt32(truncatingIfNeeded: load(bytes, at: offset + 4, size: 4))
-    guard checksum(bytes[(offset + 8)..<frame.upperBound]) == stored,
-      let kind = Kind(rawValue: bytes[offset + 8])
-    else { return .damaged(frame) }
-    var position = offset + 9
-    let bucketCount = Int(load(bytes, at: position, size: 2))
-    position += 2
-    // Bucket, name length, name, two i64: all within the frame.
-    guard bucketCount <= frame.upperBound - position - 20 else { return .damaged(frame) }
-    let bucket = bytes[position..<(position + bucketCount)]
-    position += bucketCount
-    let nameCount = Int(load(bytes, at: position, size: 4))
-    position += 4
-    guard nameCount <= frame.upperBound - position - 16 else { return .damaged(frame) }
-    let name = bytes[position..<(position + nameCount)]
-    position += nameCount
-    let generation = Int64(bitPattern: load(bytes, at: position))
-    let metageneration = Int64(bitPattern: load(bytes, at: position + 8))
-    position += 16
-    return .entry(
-      SegmentEntry(
-        kind: kind, bucket: bucket, name: name, generation: generation, metageneration: metageneration,
-        payload: bytes[position..<frame.upperBound], frame: frame))
+    switch bytes.withUnsafeBytes({ SegmentFrame.parse($0, at: offset) }) {
+    case .frame(let frame): .entry(SegmentEntry(frame, in: bytes))
+    case .end: .end
+    case .unreadable(let at): .unreadable(at: at)
+    case .damaged(let frame): .damaged(frame)
+    }
   }
 
   /// CRC32C of a slice, without copying it.
@@ -170,13 +144,14 @@ struct SegmentEntry {
     bytes.withUnsafeBytes { crc.update($0) }
     return crc.value
   }
+}
 
-  /// A little-endian integer of `size` bytes at `offset` (the caller checked they exist).
-  private static func load<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int, size: Int = 8) -> UInt64
-  where Bytes.Index == Int {
-    var value: UInt64 = 0
-    for shift in 0..<size { value |= UInt64(bytes[offset + shift]) << (8 * shift) }
-    return value
+extension SegmentEntry {
+  /// The entry whose parts `frame` locates in `bytes`.
+  init(_ frame: SegmentFrame, in bytes: [UInt8]) {
+    self.init(
+      kind: frame.kind, bucket: bytes[frame.bucket], name: bytes[frame.name], generation: frame.version.generation,
+      metageneration: frame.version.metageneration, payload: bytes[frame.payload], frame: frame.frame)
   }
 }
 

@@ -1,5 +1,11 @@
 import EmulatorSupport
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What start-up learns from reading segments: per object (bucket and name bytes) the entry with
 /// the largest (generation, metageneration) wins, a tombstone beating a record of the same
 /// generation. The rule does not depend on the order entries are read in, so segments are read
@@ -47,12 +53,15 @@ struct SegmentScan: Sendable {
     case .record, .inlineRecord:
       if let current = winners[key], current.version >= entry.version { return }
       // Decoded with the bucket's one string (shared by all its objects).
-      if let parts = entry.recordParts, var object = try? IndexSnapshot.decode(parts.metadata, bucket: key.bucket),
-        object.name.utf8.elementsEqual(entry.name), object.generation == entry.generation,
-        object.metageneration == entry.metageneration,
-        let body = Self.location(of: parts.body, size: object.size, sequence: sequence)
+      if let parts = entry.recordParts,
+        let object = parts.metadata.withUnsafeBytes({ metadata in
+          entry.name.withUnsafeBytes { name in
+            Self.object(
+              metadata, body: parts.body?.indices, bucket: key.bucket, name: name, version: entry.version,
+              sequence: sequence)
+          }
+        })
       {
-        object.body = body
         winners[key] = Winner(version: entry.version, object: object)
       } else {
         winners[key] = Winner(version: entry.version, object: nil, damaged: true)
@@ -60,12 +69,58 @@ struct SegmentScan: Sendable {
     }
   }
 
-  /// Where an inline record's bytes are (their offset in the segment is their index in the
-  /// segment's bytes); a data file for a plain record; nil when the bytes do not match the size.
-  private static func location(of body: ArraySlice<UInt8>?, size: Int64, sequence: UInt64) -> BodyLocation? {
-    guard let body else { return .dataFile }
-    guard Int64(body.count) == size else { return nil }
-    return BodyLocation(sequence: sequence, offset: body.startIndex)
+  /// A record's object from its encoded metadata; nil when that does not decode or does not
+  /// match the entry (name, version; an inline record's bytes, `body`, against the size).
+  /// `body`: where an inline record's bytes are in segment `sequence` (their offset there).
+  static func object(
+    _ metadata: UnsafeRawBufferPointer, body: Range<Int>?, bucket: String, name: UnsafeRawBufferPointer,
+    version: ObjectVersion, sequence: UInt64
+  ) -> ObjectMetadata? {
+    var source = IndexSnapshot.Source(bytes: metadata, offset: 0)
+    // Every byte must belong to the object (as `IndexSnapshot.decode`).
+    guard var object = try? source.object(bucket: bucket), source.offset == metadata.count,
+      Self.same(object.name, name), object.generation == version.generation,
+      object.metageneration == version.metageneration
+    else { return nil }
+    if let body {
+      guard Int64(body.count) == object.size, let location = BodyLocation(sequence: sequence, offset: body.lowerBound)
+      else { return nil }
+      object.body = location
+    } else {
+      object.body = .dataFile
+    }
+    return object
+  }
+
+  /// Whether `string`'s UTF-8 is `bytes` (one `memcmp`: comparing through `String.UTF8View` cost
+  /// some 800 instructions per object at start-up).
+  private static func same(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var string = string
+    return string.withUTF8 { utf8 in
+      utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+    }
+  }
+
+  /// The data files intents and tombstones name that the winning version does not use (written
+  /// before a record that never came, or dropped after one that did).
+  var leftovers: [(key: ObjectPath, generation: Int64)] {
+    dataFiles.compactMap { key, generation, created in
+      let winner = winners[key].map { (damaged: $0.damaged, generation: $0.object?.generation) }
+      return Self.isLeftover(generation, created: created, winner: winner) ? (key, generation) : nil
+    }
+  }
+
+  /// Whether a data file named by an intent (`created`: the generation its write creates) or a
+  /// tombstone is a leftover, given the name's winner (nil: none; else whether it is damaged and
+  /// the generation of its object, nil for a tombstone). A damaged record's bytes are kept for
+  /// inspection. An object with an intent but no record or tombstone in the segments read is one
+  /// whose write was interrupted before its record: its live version, if any, is the
+  /// snapshot's, and that is the generation the intent names as the one it would drop. Only the
+  /// file the write created goes then (a kill mid-overwrite once removed the live bytes here:
+  /// the crash test's "TORN" and "LOST").
+  static func isLeftover(_ generation: Int64, created: Bool, winner: (damaged: Bool, generation: Int64?)?) -> Bool {
+    guard let winner else { return created }
+    return !winner.damaged && winner.generation != generation
   }
 
   private mutating func consider(_ key: ObjectPath, _ winner: Winner) {
@@ -112,58 +167,82 @@ struct SegmentScan: Sendable {
   static func scan(path: String, sequence: UInt64, newest: Bool) -> SegmentScan {
     var scan = SegmentScan()
     scan.counts[sequence] = 0
-    let name = "log/" + SegmentLog.fileName(sequence)
     guard let bytes = IndexSnapshot.readFile(path) else {
-      scan.problems.append("index: \(name) cannot be read; its entries are missing")
+      scan.problems.append(unreadable(sequence))
       return scan
     }
-    guard bytes.starts(with: SegmentLog.header) else {
-      if newest && SegmentLog.header.starts(with: bytes) {
-        scan.torn = (sequence, 0)  // killed while its header was written: it holds nothing
-      } else {
-        scan.problems.append("index: \(name) is not a log segment; its entries are missing")
-      }
-      return scan
-    }
-    var offset = SegmentLog.header.count
     // About one record per 200 bytes (an intent and a small record are more): no rehashing.
     scan.winners.reserveCapacity(bytes.count / 200)
     var bucketBytes: ArraySlice<UInt8> = []
     var bucket = ""
     var count = 0
-    reading: while true {
-      switch SegmentEntry.parse(bytes, at: offset) {
-      case .end:
-        break reading
-      case .entry(let entry):
+    var problems: [String] = []
+    var torn: (sequence: UInt64, offset: Int)?
+    bytes.withUnsafeBytes { raw in
+      frames(of: raw, sequence: sequence, newest: newest, problems: &problems, torn: &torn) { frame in
+        let entry = SegmentEntry(frame, in: bytes)
         if !entry.bucket.elementsEqual(bucketBytes) {
           bucketBytes = entry.bucket
           bucket = String(decoding: bucketBytes, as: UTF8.self)
         }
         scan.add(entry, key: ObjectPath(bucket: bucket, object: ObjectKey(bytes: Array(entry.name))), sequence: sequence)
         if entry.kind != .intent { count += 1 }
-        offset = entry.frame.upperBound
+      }
+    }
+    scan.counts[sequence] = count
+    scan.problems = problems
+    scan.torn = torn
+    return scan
+  }
+
+  /// The log line for a segment that cannot be read.
+  static func unreadable(_ sequence: UInt64) -> String {
+    "index: log/\(SegmentLog.fileName(sequence)) cannot be read; its entries are missing"
+  }
+
+  /// Calls `body` with each intact frame of the segment `bytes`, in order. Damage goes to
+  /// `problems` (a damaged frame is skipped; an impossible length ends the segment); in the
+  /// newest segment, damage at its end is a torn last append instead: where to cut it, in `torn`.
+  static func frames(
+    of bytes: UnsafeRawBufferPointer, sequence: UInt64, newest: Bool, problems: inout [String],
+    torn: inout (sequence: UInt64, offset: Int)?, _ body: (SegmentFrame) -> Void
+  ) {
+    let name = "log/" + SegmentLog.fileName(sequence)
+    guard bytes.starts(with: SegmentLog.header) else {
+      if newest && SegmentLog.header.starts(with: bytes) {
+        torn = (sequence, 0)  // killed while its header was written: it holds nothing
+      } else {
+        problems.append("index: \(name) is not a log segment; its entries are missing")
+      }
+      return
+    }
+    var offset = SegmentLog.header.count
+    reading: while true {
+      switch SegmentFrame.parse(bytes, at: offset) {
+      case .end:
+        break reading
+      case .frame(let frame):
+        body(frame)
+        offset = frame.frame.upperBound
       case .unreadable(let at):
         if newest {
-          scan.torn = (sequence, at)
+          torn = (sequence, at)
         } else {
-          scan.problems.append(
+          problems.append(
             "index: \(name) is damaged at offset \(at) (an impossible entry length); the \(bytes.count - at) bytes after it are skipped and the entries there are missing"
           )
         }
         break reading
       case .damaged(let frame):
         if newest && frame.upperBound == bytes.count {
-          scan.torn = (sequence, frame.lowerBound)
+          torn = (sequence, frame.lowerBound)
           break reading
         }
-        scan.problems.append(
+        problems.append(
           "index: \(name) holds a damaged entry at offset \(frame.lowerBound) (\(frame.count) bytes, checksum mismatch); it is skipped"
         )
         offset = frame.upperBound
       }
     }
-    scan.counts[sequence] = count
-    return scan
   }
 }
