@@ -46,10 +46,7 @@ extension ObjectStore {
       return true
     }
     guard start else { return }
-    BackgroundThread.start(stackSize: 1 << 20) { [self] in
-      // Requests first: a snapshot of a large store takes a core for a while, and uploads
-      // waiting behind it were most of their p99.
-      BackgroundThread.lowerCurrentThreadPriority()
+    BackgroundThread.start(name: "storage-emulator.snapshot", stackSize: 1 << 20) { [self] in
       saveSnapshotWhileWriting(begun: begun)
       writes.withLock { $0.snapshotting = false }
     }
@@ -64,7 +61,14 @@ extension ObjectStore {
         return previous
       }
       while writes.withLock({ $0.active[previous] }) > 0 { usleep(500) }
-      try backend.finishSnapshot(snapshotState(), epoch: epoch)
+      let state = snapshotState()
+      // Encoding and writing the file (most of a snapshot's time, and no lock a request needs)
+      // yield to requests: on a thread of lower priority. The copy above and the compaction
+      // below take the index and object locks, so they stay at the requests' priority.
+      let backend = backend
+      try BackgroundThread.runAtLowerPriority(name: "storage-emulator.snapwrite") {
+        Result { () throws(StorageError) in try backend.finishSnapshot(state, epoch: epoch) }
+      }.get()
     } catch {
       log("index: no snapshot saved in the background (\(error)); the log still holds every change")
       return
@@ -125,7 +129,7 @@ extension ObjectStore {
   /// write after it copy the tables of its bucket while holding the lock: a pause of every
   /// request, as long as the bucket is large.) A write between two batches may or may not be in
   /// the copy; it is in the log the snapshot's start-up replays either way.
-  func snapshotState(batch: Int = 1024) -> LoadedState {
+  func snapshotState(batch: Int = 256) -> LoadedState {
     let (infos, total) = index.withLock { buckets in
       (buckets.values.map(\.info).sorted { $0.name < $1.name }, buckets.values.reduce(0) { $0 + $1.keys.count })
     }
@@ -148,6 +152,9 @@ extension ObjectStore {
           }
           return last
         }
+        // A mutex is not fair: taken again at once, the lock would go back to this thread
+        // before a woken writer ran, and writers would wait for the whole copy.
+        if after != nil { usleep(50) }
       } while after != nil
     }
     return state
