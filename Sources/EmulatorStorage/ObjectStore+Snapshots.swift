@@ -61,7 +61,7 @@ extension ObjectStore {
         return previous
       }
       while writes.withLock({ $0.active[previous] }) > 0 { usleep(500) }
-      let state = snapshotState()
+      let state = snapshotState(pausing: true)
       // Encoding and writing the file (most of a snapshot's time, and no lock a request needs)
       // yield to requests: on a thread of lower priority. The copy above and the compaction
       // below take the index and object locks, so they stay at the requests' priority.
@@ -128,8 +128,9 @@ extension ObjectStore {
   /// under the index lock. (Taking each bucket's tables whole, copy-on-write, made the first
   /// write after it copy the tables of its bucket while holding the lock: a pause of every
   /// request, as long as the bucket is large.) A write between two batches may or may not be in
-  /// the copy; it is in the log the snapshot's start-up replays either way.
-  func snapshotState(batch: Int = 256) -> LoadedState {
+  /// the copy; it is in the log the snapshot's start-up replays either way. `pausing`: while
+  /// writes go on, a short pause after each batch lets a waiting writer have the lock.
+  func snapshotState(batch: Int = 256, pausing: Bool = false) -> LoadedState {
     let (infos, total) = index.withLock { buckets in
       (buckets.values.map(\.info).sorted { $0.name < $1.name }, buckets.values.reduce(0) { $0 + $1.keys.count })
     }
@@ -154,7 +155,7 @@ extension ObjectStore {
         }
         // A mutex is not fair: taken again at once, the lock would go back to this thread
         // before a woken writer ran, and writers would wait for the whole copy.
-        if after != nil { usleep(50) }
+        if pausing && after != nil { usleep(50) }
       } while after != nil
     }
     return state

@@ -196,4 +196,22 @@ import Testing
     store.waitForSnapshot()
     #expect(backend.snapshotInfo.withLock { $0.sequence } != epoch, "no snapshot after 101 entries")
   }
+
+  /// The copy taken a batch at a time holds every object once, bucket by bucket in name order,
+  /// whatever the batch size (here 7, so batches end mid-bucket and at a bucket's end).
+  @Test func theIndexCopiedInBatchesHoldsEveryObjectOnceInOrder() throws {
+    let folder = TemporaryFolder()
+    defer { folder.cleanUp() }
+    let store = try ObjectStore(backend: try FileBackend(root: folder.url.appendingPathComponent("data")))
+    for n in (0..<300).shuffled() {
+      _ = try store.insert(bucket: n % 3 == 0 ? "aaa" : "bbb", name: "o/\(n)", data: [UInt8(n % 256)])
+    }
+    let expected = try ["aaa", "bbb"].flatMap { bucket in
+      try store.list(bucket: bucket, query: ListQuery()).items.map { "\($0.bucket)/\($0.name)" }
+    }
+    for batch in [7, 100, 256] {
+      let copied = store.snapshotState(batch: batch, pausing: batch == 7).objects.map { "\($0.bucket)/\($0.name)" }
+      #expect(copied == expected, "batch \(batch)")
+    }
+  }
 }
