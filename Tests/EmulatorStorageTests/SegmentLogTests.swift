@@ -301,14 +301,7 @@ import Testing
     backend.compactionSlack = 0
     let store = try ObjectStore(backend: backend)
     for n in 0..<12 { _ = try store.insert(bucket: "bkt", name: "o\(n)", data: [UInt8(n)]) }
-    for round in 0..<3 {
-      for n in 0..<12 {
-        var patch = MetadataPatch()
-        patch.customUpdates = ["r": "\(round)"]
-        _ = try store.update(bucket: "bkt", name: "o\(n)", patch: patch)
-      }
-    }
-    for n in 0..<4 { try store.delete(bucket: "bkt", name: "o\(n)") }
+    try churnTwelveObjects(store)
     try backend.saveSnapshot(store.snapshotState())
     let expected = try contents(store)
     #expect(expected.count == 8)
@@ -399,4 +392,17 @@ import Testing
     let (_, reopened) = try open(root)
     #expect(try contents(reopened) == expected)
   }
+}
+
+/// Three rounds of PATCHes to objects `o0`…`o11` of `bkt`, then deletes of `o0`…`o3`: a log
+/// whose oldest segments hold mostly dead records, for compaction and replay tests.
+func churnTwelveObjects(_ store: ObjectStore) throws {
+  for round in 0..<3 {
+    for n in 0..<12 {
+      var patch = MetadataPatch()
+      patch.customUpdates = ["r": "\(round)"]
+      _ = try store.update(bucket: "bkt", name: "o\(n)", patch: patch)
+    }
+  }
+  for n in 0..<4 { try store.delete(bucket: "bkt", name: "o\(n)") }
 }

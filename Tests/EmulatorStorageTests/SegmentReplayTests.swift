@@ -195,14 +195,7 @@ import Testing
       backend.segments.rollBytes = 600
       backend.compactionSlack = 0
       for n in 0..<12 { _ = try store.insert(bucket: "bkt", name: "o\(n)", data: Array(repeating: UInt8(n), count: n + 1)) }
-      for round in 0..<3 {
-        for n in 0..<12 {
-          var patch = MetadataPatch()
-          patch.customUpdates = ["r": "\(round)"]
-          _ = try store.update(bucket: "bkt", name: "o\(n)", patch: patch)
-        }
-      }
-      for n in 0..<4 { try store.delete(bucket: "bkt", name: "o\(n)") }
+      try churnTwelveObjects(store)
       let before = helpers.segmentFiles(root)
       try backend.saveSnapshot(store.snapshotState())
       store.compactWhileDue()
