@@ -74,6 +74,7 @@ extension FileBackend {
       snapshotInfo.withLock {
         $0.snapshotLines = max(newValue, 1)
         $0.linesScale = false
+        snapshotLinesFloor.store($0.snapshotLines, ordering: .relaxed)
       }
     }
   }
@@ -84,6 +85,8 @@ extension FileBackend {
   /// that caused them. A quarter keeps their cost per write constant and what a crash replays
   /// to a quarter of the store.
   public var snapshotDue: Bool {
+    // Every write asks: below the smallest interval the answer needs no lock.
+    guard segments.entriesSinceRoll >= snapshotLinesFloor.load(ordering: .relaxed) else { return false }
     let (ready, saving, lines) = snapshotInfo.withLock { info in
       (info.ready, info.saving, info.linesScale ? max(info.snapshotLines, info.liveObjects / 4) : info.snapshotLines)
     }

@@ -73,6 +73,8 @@ public final class FileBackend: StorageBackend {
   /// The generations of damaged records (a tombstone for one must be at least as large).
   let damagedGenerations = Locked<[String: Int64]>([:])
   let snapshotInfo = Locked(SnapshotInfo())
+  /// `snapshotInfo.snapshotLines`, readable without the lock (the interval is never shorter).
+  let snapshotLinesFloor = Atomic<Int>(FileBackend.defaultSnapshotLines)
   /// The log's appends (opened by `load`).
   let segments: SegmentLog
   let loadKind = Locked<LoadKind?>(nil)

@@ -1,4 +1,5 @@
 import EmulatorSupport
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -62,8 +63,11 @@ final class SegmentLog: @unchecked Sendable {
   private var syncFailure: Int32?
   /// Records and tombstones in each segment (intents are not counted: compaction drops them).
   private var counts: [UInt64: Int] = [:]
-  /// Records and tombstones appended since the last `roll` (for `snapshotDue`).
-  private var sinceRoll = 0
+  /// Records and tombstones appended since the last `roll` (for `snapshotDue`). Written under
+  /// the lock, read without it: every write asks, and the lock is held across each append.
+  private let sinceRoll = Atomic<Int>(0)
+  /// The active segment's sequence (`.max` before `start`), likewise read without the lock.
+  private let activeSequenceNow = Atomic<UInt64>(.max)
   /// Open read-only handles for reading objects' bytes out of their records (`reader`).
   private var readers: [UInt64: Segment] = [:]
   /// Set before the first append (tests set it small).
@@ -96,6 +100,7 @@ final class SegmentLog: @unchecked Sendable {
       self.counts = counts
       self.counts[segment.sequence] = 0
       active = segment
+      activeSequenceNow.store(segment.sequence, ordering: .relaxed)
       activeSize = Self.header.count
     }
   }
@@ -123,7 +128,7 @@ final class SegmentLog: @unchecked Sendable {
       activeSize += frame.count
       appended += UInt64(frame.count)
       counts[segment.sequence, default: 0] += entries
-      sinceRoll += entries
+      sinceRoll.add(entries, ordering: .relaxed)
       return .success((appended, segment, offset))
     }
     let (end, segment, offset) = try outcome.get()
@@ -133,7 +138,7 @@ final class SegmentLog: @unchecked Sendable {
 
   /// Whether an entry appended now lands where a `BodyLocation` can name it.
   var namesInlineBodies: Bool {
-    condition.withLocked { (active?.sequence ?? .max) < BodyLocation.sequenceLimit - 1 }
+    activeSequenceNow.load(ordering: .relaxed) < BodyLocation.sequenceLimit - 1
   }
 
   /// A read-only handle on segment `sequence` (cached; nil once the segment is removed). The
@@ -187,7 +192,7 @@ final class SegmentLog: @unchecked Sendable {
   func roll() throws(StorageError) -> UInt64 {
     try condition.withLocked { () throws(StorageError) -> UInt64 in
       let sequence = try rollLocked()
-      sinceRoll = 0
+      sinceRoll.store(0, ordering: .relaxed)
       return sequence
     }
   }
@@ -201,6 +206,7 @@ final class SegmentLog: @unchecked Sendable {
       if code == 0 { synced = appended } else { syncFailure = code }
     }
     active = segment
+    activeSequenceNow.store(segment.sequence, ordering: .relaxed)
     activeSize = Self.header.count
     mustRoll = false
     counts[segment.sequence] = 0
@@ -232,11 +238,11 @@ final class SegmentLog: @unchecked Sendable {
   }
 
   /// Records and tombstones appended since the last `roll` (checked after every write).
-  var entriesSinceRoll: Int { condition.withLocked { sinceRoll } }
+  var entriesSinceRoll: Int { sinceRoll.load(ordering: .relaxed) }
 
   /// Records and tombstones in every segment, and since the last roll.
   var entryCount: (total: Int, sinceRoll: Int) {
-    condition.withLocked { (counts.values.reduce(0, +), sinceRoll) }
+    condition.withLocked { (counts.values.reduce(0, +), sinceRoll.load(ordering: .relaxed)) }
   }
 
   /// The oldest segment, if it is not the active one.

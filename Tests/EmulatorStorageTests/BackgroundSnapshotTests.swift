@@ -176,10 +176,8 @@ import Testing
     defer { folder.cleanUp() }
     let backend = try FileBackend(root: folder.url.appendingPathComponent("data"))
     let store = try ObjectStore(backend: backend)
-    backend.snapshotInfo.withLock {
-      $0.snapshotLines = 10
-      $0.linesScale = scales
-    }
+    backend.snapshotLines = 10
+    backend.snapshotInfo.withLock { $0.linesScale = scales }
     for n in 0..<400 { _ = try store.insert(bucket: "bkt", name: "a/\(n)", data: [1]) }
     store.waitForSnapshot()
     // One more snapshot now, of all 400 objects.
