@@ -168,7 +168,7 @@ extension ObjectStore {
     defer { endWrite(phase) }
     do throws(StorageError) {
       try ensureBucket(bucket, create: upload.createsBucket)
-      return try withLiveObject(bucket, name) { previous throws(StorageError) -> ObjectMetadata in
+      return try withLiveObjectAndDefaults(bucket, name) { previous, defaults throws(StorageError) -> ObjectMetadata in
         try conditions.checkWrite(previous, bucket: bucket, name: name)
         var object = ObjectMetadata(
           bucket: bucket, name: name, generation: nextGeneration(), size: staged.size, md5: md5, crc32c: crc32c,
@@ -176,11 +176,7 @@ extension ObjectStore {
         object.componentCount = componentCount
         // A new generation starts with the bucket's default object ACL and storage class (only
         // these are copied out under the index lock, not the whole bucket).
-        if let defaults = index.withLock({ buckets in
-          buckets[bucket].map { ($0.info.access.defaultObjectAcl, $0.info.defaultStorageClass) }
-        }) {
-          (object.acl, object.storageClass) = defaults
-        }
+        (object.acl, object.storageClass) = defaults
         prepare(&object)
         upload.patch.apply(to: &object)
         if object.contentType?.isEmpty ?? true { object.contentType = "application/octet-stream" }

@@ -295,6 +295,26 @@ public final class ObjectStore: Sendable {
     return try body(try lookup(bucket, name))
   }
 
+  /// `withLiveObject` for a new generation: `body` also gets the bucket's default object ACL and
+  /// storage class, read in the same hold of the index lock as the live
+  /// version (each upload takes that lock, shared by every connection, as few times as it can).
+  func withLiveObjectAndDefaults<Result>(
+    _ bucket: String, _ name: String,
+    _ body: (ObjectMetadata?, (acl: [AccessControl], storageClass: String)) throws(StorageError) -> Result
+  ) throws(StorageError) -> Result {
+    let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
+    let lock = stripe(key)
+    lock.lock()
+    defer { lock.unlock() }
+    lock.waitForGroups(of: key)
+    let found = index.withLock { buckets -> (ObjectMetadata?, (acl: [AccessControl], storageClass: String))? in
+      guard let index = buckets[bucket] else { return nil }
+      return (index.objects[key.name], (index.info.access.defaultObjectAcl, index.info.defaultStorageClass))
+    }
+    guard let found else { throw StorageError.bucketNotFound(bucket: bucket) }
+    return try body(found.0, found.1)
+  }
+
   func stripe(_ bucket: String, _ name: String) -> WriteStripe {
     stripe(WriteStripe.Key(bucket: bucket, name: ObjectKey(name)))
   }
