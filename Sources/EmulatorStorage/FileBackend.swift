@@ -119,8 +119,6 @@ public final class FileBackend: StorageBackend {
 
   /// `tmp/`: cleaned of leftovers by `load`, on the same file system as the objects.
   public var spoolDirectory: String? { tmp.path }
-  /// Without `fsync` a record append lands in the page cache and returns.
-  public var commitsQuickly: Bool { !fsync }
 
   /// `uploads/` or `multipart/` (created on first use).
   public func uploadSpace(_ kind: UploadSpaceKind) throws(StorageError) -> any UploadSpace {

@@ -27,7 +27,6 @@ public final class MemoryBackend: StorageBackend {
 
   /// None: request bodies are held in memory (each at most the upload limit).
   public var spoolDirectory: String? { nil }
-  public var commitsQuickly: Bool { true }
 
   public func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { LoadedState() }
   public func saveBucket(_ bucket: BucketInfo) throws(StorageError) {}

@@ -12,10 +12,9 @@ extension ObjectStore {
     try waitFor { update(bucket: bucket, name: name, patch: patch, conditions: conditions, completion: $0) }
   }
 
-  /// `update` without blocking the caller on the disk: the change is checked and applied at once,
-  /// and `completion` runs exactly once, after the record holding the change is written: on the
-  /// caller's thread before this returns when the backend `commitsQuickly`, otherwise (or when
-  /// the change joined a group already being written) on a Dispatch worker.
+  /// `update` without blocking the caller: the change is checked and applied at once, and
+  /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
+  /// is known without a write) exactly once, after the record holding the change is written.
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
     completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void
@@ -72,11 +71,10 @@ extension ObjectStore {
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
   /// against and applied to the newest accepted version now, acknowledged through `completion`
-  /// once a record holding it is written and published. The first change of a group writes it
-  /// (on the caller's thread, or on a Dispatch worker when the backend waits for the disk);
-  /// later ones join the group. It does take the object's stripe lock, which a new generation or
-  /// a delete of an object on the same stripe (1 in 256) holds across its own record write:
-  /// that is the longest it can wait.
+  /// once a record holding it is written and published. Does no I/O itself: the first change of
+  /// a group hands the write to a Dispatch worker, later ones join the group. It does take the
+  /// object's stripe lock, which a new generation or a delete of an object on the same stripe
+  /// (1 in 256) holds across its own record write: that is the longest it can wait.
   private func modify(
     bucket: String, name: String, conditions: Preconditions,
     onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
@@ -131,30 +129,15 @@ extension ObjectStore {
     started.waiting = [ticket]
     stripe.groups[key] = started
     stripe.unlock()
-    if backend.commitsQuickly {
-      // A write that does not wait for the disk takes microseconds: the caller's thread does the
-      // first round itself (no hand-off to a worker and back), a worker any that queue behind it.
-      writeGroups(key: key, stripe: stripe, rounds: 1)
-    } else {
-      DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe, rounds: .max) }
-    }
+    DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
   }
 
   /// Writes the newest version of an object's metadata group, once for every change queued so
   /// far, and again while changes keep queuing during the writes; then removes the group (which
   /// lets a waiting insert or delete go on). Completions run outside the lock.
-  /// After `rounds` writes, changes still queuing are handed to a Dispatch worker (the caller
-  /// may be a connection's thread, which must not be held by another thread's stream of changes).
-  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe, rounds: Int) {
-    var rounds = rounds
+  private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe) {
     stripe.lock()
     while let group = stripe.groups[key], !group.waiting.isEmpty {
-      if rounds == 0 {
-        stripe.unlock()
-        DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe, rounds: .max) }
-        return
-      }
-      rounds -= 1
       let batch = group.waiting
       group.waiting = []
       var object = group.latest

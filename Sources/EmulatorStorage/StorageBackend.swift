@@ -63,10 +63,6 @@ public protocol StorageBackend: Sendable {
   func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError)
   /// Whether the backend asks for `compactOldestSegment` (its log holds many replaced entries).
   var compactionDue: Bool { get }
-  /// Whether a metadata-only `commit` returns in microseconds (it does not wait for the disk),
-  /// so the thread that asked for the change may write it itself instead of handing it to a
-  /// worker. False by default.
-  var commitsQuickly: Bool { get }
   /// Drops what is no longer live from the oldest part of the log: `visit` is called for each
   /// record there with a way to keep it, which it calls (holding the object's lock) when that
   /// version is still the live one. False when there was nothing to compact.
@@ -82,6 +78,5 @@ extension StorageBackend {
   public func beginSnapshot() throws(StorageError) -> UInt64 { 0 }
   public func finishSnapshot(_ state: LoadedState, epoch: UInt64) throws(StorageError) {}
   public var compactionDue: Bool { false }
-  public var commitsQuickly: Bool { false }
   public func compactOldestSegment(_ visit: CompactionVisitor) throws(StorageError) -> Bool { false }
 }

@@ -11,11 +11,6 @@ final class SlowCountingBackend: StorageBackend {
   let failNextCommits = Atomic<Int>(0)
   /// When set, metadata commits wait for it.
   let gate = Locked<DispatchSemaphore?>(nil)
-  /// What `commitsQuickly` says (whether the store writes a change on the caller's thread).
-  let quick: Bool
-  var commitsQuickly: Bool { quick }
-
-  init(quick: Bool = false) { self.quick = quick }
 
   func load(log: @Sendable (String) -> Void) throws(StorageError) -> LoadedState { try inner.load(log: log) }
   func saveBucket(_ bucket: BucketInfo) throws(StorageError) { try inner.saveBucket(bucket) }
@@ -193,65 +188,6 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     #expect(backend.metadataCommits.load(ordering: .relaxed) == 2)
     let live = try store.metadata(bucket: "bkt", name: "hot")
     #expect(live.metageneration == 6 && live.custom["step"] == "4")
-  }
-
-  @Test func aQuickBackendsChangeIsWrittenAndAnsweredOnTheCallersThread() throws {
-    let backend = SlowCountingBackend(quick: true)
-    let store = try ObjectStore(backend: backend)
-    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
-    let caller = pthread_self()
-    let answeredOn = Locked<[pthread_t]>([])
-    var patch = MetadataPatch()
-    patch.customUpdates = ["k": "v"]
-    store.update(bucket: "bkt", name: "hot", patch: patch) { result in
-      #expect((try? result.get())?.metageneration == 2)
-      answeredOn.withLock { $0.append(pthread_self()) }
-    }
-    let threads = answeredOn.withLock { $0 }
-    #expect(threads.count == 1, "answered before update returned")
-    #expect(threads.first.map { pthread_equal($0, caller) != 0 } == true)
-    #expect(backend.metadataCommits.load(ordering: .relaxed) == 1)
-    #expect(try store.metadata(bucket: "bkt", name: "hot").custom["k"] == "v")
-  }
-
-  /// The caller's thread writes one round only: changes that queue behind it (from other threads)
-  /// are written and answered by a worker, so a stream of changes cannot hold a connection's thread.
-  @Test func changesQueuedBehindAnInlineWriteAreHandedToAWorker() throws {
-    let backend = SlowCountingBackend(quick: true)
-    let store = try ObjectStore(backend: backend)
-    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
-    let gate = DispatchSemaphore(value: 0)
-    backend.gate.withLock { $0 = gate }
-    let firstThread = Locked<pthread_t?>(nil)
-    let answers = Locked<[(metageneration: Int64, onFirstThread: Bool)]>([])
-    let firstReturned = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
-    @Sendable func change(_ step: Int) {
-      var patch = MetadataPatch()
-      patch.customUpdates = ["step": "\(step)"]
-      store.update(bucket: "bkt", name: "hot", patch: patch) { result in
-        let mine = firstThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } } ?? false
-        answers.withLock { $0.append(((try? result.get())?.metageneration ?? -1, mine)) }
-        done.signal()
-      }
-    }
-    Thread.detachNewThread {
-      firstThread.withLock { $0 = pthread_self() }
-      change(0)  // Writes on this thread, held at the gate.
-      firstReturned.signal()
-    }
-    for _ in 0..<1000 where backend.metadataCommits.load(ordering: .relaxed) == 0 { usleep(1000) }
-    for step in 1...4 { change(step) }  // Join the group; return at once.
-    #expect(answers.withLock { $0 }.isEmpty, "nothing is acknowledged before its write")
-    backend.gate.withLock { $0 = nil }
-    gate.signal()
-    #expect(firstReturned.wait(timeout: .now() + 10) == .success)
-    for _ in 0..<5 { #expect(done.wait(timeout: .now() + 10) == .success) }
-    let all = answers.withLock { $0 }
-    #expect(all.filter(\.onFirstThread).map(\.metageneration) == [2], "the first thread answered its own change only")
-    #expect(all.filter { !$0.onFirstThread }.map(\.metageneration).sorted() == [3, 4, 5, 6])
-    #expect(backend.metadataCommits.load(ordering: .relaxed) == 2)
-    #expect(try store.metadata(bucket: "bkt", name: "hot").metageneration == 6)
   }
 
   @Test func anUpdateOfAMissingObjectFailsThroughItsCompletion() throws {
