@@ -1,4 +1,5 @@
 import EmulatorSupport
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -11,15 +12,16 @@ import EmulatorSupport
 /// lock and never after `stopped`, so it cannot reach a descriptor the stopped loop has closed.
 final class LoopWorkQueue: @unchecked Sendable {
   // Invariant: `pending` and `stopped` are touched only under `lock`; `running` only on the
-  // loop's thread; `thread` is written once, on the loop's thread, before it runs any work.
+  // loop's thread; `threadID` is written once, on the loop's thread, before it runs any work.
   /// A pthread mutex rather than `Mutex`: ThreadSanitizer understands it.
   private let lock = PosixLock()
   private var pending: [@Sendable () -> Void] = []
   private var stopped = false
   private let wake: @Sendable () -> Void
-  /// The loop's thread, set once when it starts (before it runs any work, so before anything
-  /// that could ask `isCurrentThread` from another thread has been handed out).
-  private var thread: pthread_t?
+  /// The loop's thread (`BackgroundThread.currentID`; 0 until it starts), set once when it
+  /// starts, before it runs any work. An atomic: another thread may ask `isCurrentThread` while
+  /// the loop's thread is starting (ThreadSanitizer found a test doing so).
+  private let threadID = Atomic<UInt>(0)
   /// The work being run, swapped with `pending` (so neither array is reallocated); loop thread only.
   private var running: [@Sendable () -> Void] = []
 
@@ -54,14 +56,14 @@ final class LoopWorkQueue: @unchecked Sendable {
 
   /// Whether the caller runs on the loop's thread.
   var isCurrentThread: Bool {
-    guard let thread else { return false }
-    return pthread_equal(thread, pthread_self()) != 0
+    let id = threadID.load(ordering: .acquiring)
+    return id != 0 && id == BackgroundThread.currentID()
   }
 
   /// Starts a loop's thread (1 MiB of stack: a loop's work is shallow).
   func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     BackgroundThread.start(name: name, stackSize: 1 << 20) { [self] in
-      self.thread = pthread_self()
+      threadID.store(BackgroundThread.currentID(), ordering: .releasing)
       body()
     }
   }

@@ -84,6 +84,15 @@ public enum BackgroundThread {
     return tail
   }
 
+  /// The calling thread's identity as a number (never 0), for storing in an atomic.
+  public static func currentID() -> UInt {
+    #if canImport(Glibc)
+      return UInt(pthread_self())
+    #else
+      return UInt(bitPattern: pthread_self())
+    #endif
+  }
+
   /// Names the calling thread. On Linux through `pthread_setname_np` (a `prctl(PR_SET_NAME)`,
   /// no file opened), looked up at run time: Glibc's Swift module declares it only with
   /// `_GNU_SOURCE`, which it leaves out. Without it the thread keeps the process's name.
