@@ -64,7 +64,7 @@ final class RenderCache: Sendable {
   }
 
   /// A `Mutex` (its `withLock` is specialised here) rather than the storage module's generic `Locked`.
-  private let entries = Mutex<[Key: Entry]>([:])
+  private let entries = Locked<[Key: Entry]>([:])
   /// Past this many entries the cache starts over (a bound on memory, not an LRU).
   let capacity: Int
 

@@ -34,7 +34,7 @@ public final class StorageAPI: HTTPHandler {
   public let rules: RulesRegistry
   private let fallbackHost = Locked("127.0.0.1:9199")
   /// The last `Host` seen and the base URL made of it (`baseURL(host:)`).
-  private let lastBaseURL = Mutex<(host: String, base: String)>(("", "http://"))
+  private let lastBaseURL = Locked<(host: String, base: String)>(("", "http://"))
   let renderCache = RenderCache()
   /// Called with every XML API request before it is handled (where signed URLs are checked).
   let xmlGate: XMLGate?

@@ -24,7 +24,7 @@ final class FolderLock: Sendable {
   private init(path: String) { self.path = path }
 
   /// Per `LOCK` path: its open descriptor and how many `FolderLock`s hold it.
-  private static let held = Mutex<[String: (fd: Int32, holders: Int)]>([:])
+  private static let held = Locked<[String: (fd: Int32, holders: Int)]>([:])
 
   static func acquire(_ directory: String) throws(StorageError) -> FolderLock {
     let path = directory + "/LOCK"
