@@ -287,32 +287,36 @@ public final class ObjectStore: Sendable {
   func withLiveObject<Result>(
     _ bucket: String, _ name: String, _ body: (ObjectMetadata?) throws(StorageError) -> Result
   ) throws(StorageError) -> Result {
-    let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
-    let lock = stripe(key)
-    lock.lock()
-    defer { lock.unlock() }
-    lock.waitForGroups(of: key)
-    return try body(try lookup(bucket, name))
+    try holdingStripe(bucket, name) { _ throws(StorageError) in try body(try lookup(bucket, name)) }
   }
 
   /// `withLiveObject` for a new generation: `body` also gets the bucket's default object ACL and
-  /// storage class, read in the same hold of the index lock as the live
-  /// version (each upload takes that lock, shared by every connection, as few times as it can).
+  /// storage class, read in the same hold of the index lock as the live version (each upload
+  /// takes that lock, shared by every connection, as few times as it can).
   func withLiveObjectAndDefaults<Result>(
     _ bucket: String, _ name: String,
     _ body: (ObjectMetadata?, (acl: [AccessControl], storageClass: String)) throws(StorageError) -> Result
+  ) throws(StorageError) -> Result {
+    try holdingStripe(bucket, name) { key throws(StorageError) in
+      let found = index.withLock { buckets -> (ObjectMetadata?, (acl: [AccessControl], storageClass: String))? in
+        guard let index = buckets[bucket] else { return nil }
+        return (index.objects[key.name], (index.info.access.defaultObjectAcl, index.info.defaultStorageClass))
+      }
+      guard let found else { throw StorageError.bucketNotFound(bucket: bucket) }
+      return try body(found.0, found.1)
+    }
+  }
+
+  /// Runs `body` holding the object's stripe, once no metadata group of it is being written.
+  private func holdingStripe<Result>(
+    _ bucket: String, _ name: String, _ body: (WriteStripe.Key) throws(StorageError) -> Result
   ) throws(StorageError) -> Result {
     let key = WriteStripe.Key(bucket: bucket, name: ObjectKey(name))
     let lock = stripe(key)
     lock.lock()
     defer { lock.unlock() }
     lock.waitForGroups(of: key)
-    let found = index.withLock { buckets -> (ObjectMetadata?, (acl: [AccessControl], storageClass: String))? in
-      guard let index = buckets[bucket] else { return nil }
-      return (index.objects[key.name], (index.info.access.defaultObjectAcl, index.info.defaultStorageClass))
-    }
-    guard let found else { throw StorageError.bucketNotFound(bucket: bucket) }
-    return try body(found.0, found.1)
+    return try body(key)
   }
 
   func stripe(_ bucket: String, _ name: String) -> WriteStripe {
