@@ -63,7 +63,8 @@ final class RenderCache: Sendable {
     }
   }
 
-  /// A `Mutex` (its `withLock` is specialised here) rather than the storage module's generic `Locked`.
+  /// `Locked` (a pthread mutex) rather than `Mutex`, whose futex ThreadSanitizer cannot see; it
+  /// costs a metadata GET about 400 instructions more (BENCHMARKS.md, session 7).
   private let entries = Locked<[Key: Entry]>([:])
   /// Past this many entries the cache starts over (a bound on memory, not an LRU).
   let capacity: Int
