@@ -57,7 +57,12 @@ extension StorageAPI {
     } catch {
       return responder.reply(APIError(mapping: error).response(flavour))
     }
-    store.update(bucket: bucket, name: name, patch: patch, conditions: conditions) { [renderCache] result in
+    // The group write runs when the loop's turn ends, shared by every change to the object that
+    // arrived in the turn; with --fsync on a worker (a loop's thread must not wait for the disk).
+    let writer: GroupWriter =
+      if let turnEnd = responder.turnEnd, !store.syncsWrites { .scheduled(turnEnd.run) } else { .worker }
+    store.update(bucket: bucket, name: name, patch: patch, conditions: conditions, writer: writer) {
+      [renderCache] result in
       switch result {
       case .success(let object): responder.reply { context.object(object, cache: renderCache) }
       case .failure(let error): responder.reply(APIError(error).response(flavour))

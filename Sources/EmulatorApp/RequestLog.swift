@@ -47,7 +47,7 @@ final class RequestLog: HTTPHandler {
     case .deferred(let work):
       return .deferred { [self] responder in
         work(
-          HTTPResponder { make in
+          HTTPResponder(turnEnd: responder.turnEnd) { make in
             responder.reply(making: { [self] in
               let response = make()
               record(request, response, since: started)

@@ -92,7 +92,10 @@ public struct CrossOriginHandler: HTTPHandler {
       return .blocking { finish(work(), grant: grant) }
     case .deferred(let work):
       return .deferred { responder in
-        work(HTTPResponder { make in responder.reply(making: { finish(make(), grant: grant) }) })
+        work(
+          HTTPResponder(turnEnd: responder.turnEnd) { make in
+            responder.reply(making: { finish(make(), grant: grant) })
+          })
       }
     }
   }

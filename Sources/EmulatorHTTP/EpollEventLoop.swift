@@ -62,8 +62,10 @@
       let capacity = 256
       var events = [UInt32](repeating: 0, count: capacity)
       var data = [UInt64](repeating: 0, count: capacity)
+      // Whether work is queued that the loop's own thread queued (no wake-up was sent for it).
+      var busy = false
       while true {
-        let count = cepoll_wait(epollFD, &events, &data, Int32(capacity), -1)
+        let count = cepoll_wait(epollFD, &events, &data, Int32(capacity), busy ? 0 : -1)
         if count < 0 {
           if errno == EINTR { continue }
           fatalError("epoll_wait failed: errno \(errno)")
@@ -85,8 +87,10 @@
         if wake {
           var counter: UInt64 = 0
           _ = withUnsafeMutableBytes(of: &counter) { read(wakeFD, $0.baseAddress, 8) }
-          if work.runPending() { break }
         }
+        let (stop, more) = work.finishTurn()
+        if stop { break }
+        busy = more
       }
       close(wakeFD)
       close(epollFD)

@@ -186,7 +186,7 @@ final class HTTPConnection: @unchecked Sendable, EventLoopHandler {
       // and completed right after, without a trip through the loop's queue and its wake-up.
       awaitingInlineReply = true
       work(
-        HTTPResponder { [self] make in
+        HTTPResponder(turnEnd: TurnEnd(queue: loop.work)) { [self] make in
           if loop.work.isCurrentThread && awaitingInlineReply {
             inlineReply = make
             return

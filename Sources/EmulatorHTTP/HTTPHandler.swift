@@ -52,9 +52,16 @@ public enum HTTPHandling: Sendable {
 /// Answers one deferred request, once, from any thread.
 public struct HTTPResponder: Sendable {
   private let deliver: @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void
+  /// The end of the current turn of the event loop the request arrived on, for work the
+  /// request shares with others of its turn (nil: no loop, as when a caller blocks for the
+  /// reply). A responder that wraps another passes this on.
+  public let turnEnd: TurnEnd?
 
   /// `deliver` gets a function that makes the response and must run it where the response is sent.
-  public init(_ deliver: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
+  public init(
+    turnEnd: TurnEnd? = nil, _ deliver: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void
+  ) {
+    self.turnEnd = turnEnd
     self.deliver = deliver
   }
 
@@ -142,4 +149,16 @@ extension HTTPResponse {
     return HTTPResponse(
       status: status, headers: ["content-type": "application/json; charset=UTF-8"], body: Array(body.utf8))
   }
+}
+
+/// Runs work on an event loop's thread when the loop's current turn ends: after every request
+/// that arrived in the same turn has been read and started. A handler that starts work many
+/// requests can share (one write for all the changes of a turn) schedules it here, instead of
+/// on another thread, which would cost each request a hand-off and a wake-up.
+public struct TurnEnd: Sendable {
+  let queue: LoopWorkQueue
+
+  /// Called on the loop's thread, as a handler's `start` is; from another thread the work still
+  /// runs on the loop's thread, as soon as the loop next wakes.
+  public func run(_ work: @escaping @Sendable () -> Void) { queue.afterTurn(work) }
 }

@@ -59,13 +59,15 @@ final class PollEventLoop: EventLoop, @unchecked Sendable {
 
   private func run() {
     var fds: [pollfd] = []
+    // Whether work is queued that the loop's own thread queued (no wake-up was sent for it).
+    var busy = false
     while true {
       fds.removeAll(keepingCapacity: true)
       fds.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
       for (fd, registration) in registrations {
         fds.append(pollfd(fd: fd, events: registration.events, revents: 0))
       }
-      let count = poll(&fds, nfds_t(fds.count), -1)
+      let count = poll(&fds, nfds_t(fds.count), busy ? 0 : -1)
       if count < 0 {
         if errno == EINTR { continue }
         fatalError("poll failed: errno \(errno)")
@@ -85,8 +87,10 @@ final class PollEventLoop: EventLoop, @unchecked Sendable {
       if fds[0].revents != 0 {
         var drain = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &drain, drain.count) > 0 {}
-        if work.runPending() { break }
       }
+      let (stop, more) = work.finishTurn()
+      if stop { break }
+      busy = more
     }
     close(wakeRead)
     close(wakeWrite)

@@ -9,17 +9,23 @@ extension ObjectStore {
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions()
   ) throws(StorageError) -> ObjectMetadata {
-    try waitFor { update(bucket: bucket, name: name, patch: patch, conditions: conditions, completion: $0) }
+    try waitFor {
+      update(bucket: bucket, name: name, patch: patch, conditions: conditions, writer: .caller, completion: $0)
+    }
   }
 
   /// `update` without blocking the caller: the change is checked and applied at once, and
   /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
   /// is known without a write) exactly once, after the record holding the change is written.
+  /// `writer`: where the group write runs when this change starts a group (see `GroupWriter`).
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
+    writer: GroupWriter = .worker,
     completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void
   ) {
-    modify(bucket: bucket, name: name, conditions: conditions, completion: completion) { patch.apply(to: &$0) }
+    modify(bucket: bucket, name: name, conditions: conditions, writer: writer, completion: completion) {
+      patch.apply(to: &$0)
+    }
   }
 
   /// Checks write preconditions against the live object now (a resumable upload checks them when
@@ -43,7 +49,7 @@ extension ObjectStore {
     bucket: String, name: String, _ change: @escaping @Sendable ([String]) -> [String]
   ) throws(StorageError) -> ObjectMetadata {
     try waitFor { completion in
-      modify(bucket: bucket, name: name, conditions: Preconditions(), completion: completion) {
+      modify(bucket: bucket, name: name, conditions: Preconditions(), writer: .caller, completion: completion) {
         $0.downloadTokens = change($0.downloadTokens)
       }
     }
@@ -55,14 +61,16 @@ extension ObjectStore {
     try waitFor { completion in
       modify(
         bucket: bucket, name: name, conditions: Preconditions(), onlyIf: { $0.downloadTokens.isEmpty },
-        completion: completion
+        writer: .caller, completion: completion
       ) {
         $0.downloadTokens = [Self.newDownloadToken()]
       }
     }
   }
 
-  /// Runs a change started with a completion and blocks until it completes.
+  /// Runs a change started with a completion and blocks until it completes (its changes pass
+  /// `writer: .caller`: a thread about to block writes the group itself rather than wait for a
+  /// writer that may be scheduled on its own thread).
   private func waitFor(
     _ start: (@escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void) -> Void
   ) throws(StorageError) -> ObjectMetadata {
@@ -71,13 +79,14 @@ extension ObjectStore {
 
   /// A metadata change, committed with any that race with it (see `WriteStripe`): checked
   /// against and applied to the newest accepted version now, acknowledged through `completion`
-  /// once a record holding it is written and published. Does no I/O itself: the first change of
-  /// a group hands the write to a Dispatch worker, later ones join the group. It does take the
+  /// once a record holding it is written and published. The first change of a group schedules
+  /// the write through `writer`; later ones join the group. With `.caller` the caller's thread
+  /// writes the group unless another thread is writing it already. The change takes the
   /// object's stripe lock, which a new generation or a delete of an object on the same stripe
   /// (1 in 256) holds across its own record write: that is the longest it can wait.
   private func modify(
     bucket: String, name: String, conditions: Preconditions,
-    onlyIf needed: (ObjectMetadata) -> Bool = { _ in true },
+    onlyIf needed: (ObjectMetadata) -> Bool = { _ in true }, writer: GroupWriter,
     completion: @escaping @Sendable (Result<ObjectMetadata, StorageError>) -> Void,
     _ change: (inout ObjectMetadata) -> Void
   ) {
@@ -122,21 +131,36 @@ extension ObjectStore {
     }
     if let group {
       group.waiting.append(ticket)
+    } else {
+      let started = WriteStripe.MetadataGroup(latest: ticket.object, published: onDisk)
+      started.waiting = [ticket]
+      stripe.groups[key] = started
+    }
+    guard let schedule = writer.schedule else {
+      drainGroup(key, stripe)
       stripe.unlock()
       return
     }
-    let started = WriteStripe.MetadataGroup(latest: ticket.object, published: onDisk)
-    started.waiting = [ticket]
-    stripe.groups[key] = started
     stripe.unlock()
-    DispatchQueue.global().async { [self] in writeGroups(key: key, stripe: stripe) }
+    if group == nil { schedule { [self] in writeGroups(key: key, stripe: stripe) } }
   }
 
-  /// Writes the newest version of an object's metadata group, once for every change queued so
-  /// far, and again while changes keep queuing during the writes; then removes the group (which
-  /// lets a waiting insert or delete go on). Completions run outside the lock.
+  /// The work a group's first change schedules: writes the group unless another thread has
+  /// claimed it meanwhile (or written it already).
   private func writeGroups(key: WriteStripe.Key, stripe: WriteStripe) {
     stripe.lock()
+    drainGroup(key, stripe)
+    stripe.unlock()
+  }
+
+  /// With the stripe locked: claims the object's metadata group unless another thread is writing
+  /// it, then writes its newest version, once for every change queued so far, and again while
+  /// changes keep queuing during the writes; then removes the group (which lets a waiting insert
+  /// or delete go on). The lock is let go across each write and each batch's completions, and is
+  /// held again on return.
+  func drainGroup(_ key: WriteStripe.Key, _ stripe: WriteStripe) {
+    guard let claimed = stripe.groups[key], !claimed.writing else { return }
+    claimed.writing = true
     while let group = stripe.groups[key], !group.waiting.isEmpty {
       let batch = group.waiting
       group.waiting = []
@@ -183,6 +207,7 @@ extension ObjectStore {
         stripe.unlock()
         for ticket in finished { ticket.completion(.failure(failure)) }
         endWrites(finished)
+        stripe.lock()
         return
       }
       group.published = object
@@ -194,6 +219,36 @@ extension ObjectStore {
     }
     stripe.groups[key] = nil
     stripe.condition.broadcast()
-    stripe.unlock()
   }
+
+  /// With the stripe locked: returns once the object has no metadata group, so a writer of
+  /// another kind (new generation, delete) sees the object as it is on disk. A group nobody is
+  /// writing yet (its writer is scheduled, perhaps at the end of this very thread's turn) is
+  /// written here; one being written is waited for.
+  func settleGroups(_ key: WriteStripe.Key, _ stripe: WriteStripe) {
+    while let group = stripe.groups[key] {
+      if group.writing { stripe.condition.wait() } else { drainGroup(key, stripe) }
+    }
+  }
+}
+
+/// Where the write of a metadata group runs when a change starts one. The change is answered
+/// through its completion either way; what differs is the thread that writes.
+public struct GroupWriter: Sendable {
+  /// nil: the caller's thread, at once (a caller that blocks for the answer anyway).
+  let schedule: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+
+  /// A Dispatch worker: the write never runs on the caller's thread (an event loop's thread
+  /// must not wait for an `fsync`).
+  public static let worker = GroupWriter(schedule: { DispatchQueue.global().async(execute: $0) })
+
+  /// The caller's own schedule, such as the end of its event loop's turn: every change made to
+  /// the object before it runs shares the write, and nobody waits for a thread hand-off.
+  /// `schedule` must run its work exactly once and must not run it before returning.
+  public static func scheduled(_ schedule: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) -> GroupWriter {
+    GroupWriter(schedule: schedule)
+  }
+
+  /// The caller's thread, which then blocks until the change is written.
+  static let caller = GroupWriter(schedule: nil)
 }

@@ -315,7 +315,7 @@ public final class ObjectStore: Sendable {
     let lock = stripe(key)
     lock.lock()
     defer { lock.unlock() }
-    lock.waitForGroups(of: key)
+    settleGroups(key, lock)
     return try body(key)
   }
 

@@ -6,8 +6,9 @@ import EmulatorSupport
 /// Group commit: metadata changes to one object are serialised (each is checked against, and
 /// applied to, the newest accepted version), but they need not each wait for their own record
 /// write. While one record write is in progress, later changes queue as tickets; when it ends,
-/// the writer (a Dispatch worker, never the caller: changes are started without blocking) writes
-/// the newest version once for the whole queue, and every change in it is acknowledged only after
+/// the writer (the thread the first change scheduled: a Dispatch worker, or the end of its event
+/// loop's turn; or a thread that would otherwise wait for the group) writes the newest version
+/// once for the whole queue, and every change in it is acknowledged only after
 /// that write. So each acknowledged change is on disk (with `--fsync`:
 /// synced), readers see only written versions, and N concurrent changes cost far fewer than N
 /// writes.
@@ -36,6 +37,9 @@ final class WriteStripe: @unchecked Sendable {
     /// The version on disk and in the index.
     var published: ObjectMetadata
     var waiting: [Ticket] = []
+    /// A thread has claimed the group and writes it until its queue is empty (see
+    /// `ObjectStore.drainGroup`); until then whoever gets to it first may.
+    var writing = false
 
     init(latest: ObjectMetadata, published: ObjectMetadata) {
       self.latest = latest
@@ -48,10 +52,4 @@ final class WriteStripe: @unchecked Sendable {
 
   func lock() { condition.lock() }
   func unlock() { condition.unlock() }
-
-  /// With the lock held: waits until no metadata group of `key` is being written, so a writer
-  /// of another kind (new generation, delete) sees the object as it is on disk.
-  func waitForGroups(of key: Key) {
-    while groups[key] != nil { condition.wait() }
-  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import EmulatorHTTP
@@ -23,6 +24,21 @@ import Testing
       }
       if path == "/now" {
         return .deferred { $0.reply(HTTPResponse(status: 201, headers: [:], body: Array("now".utf8))) }
+      }
+      if path == "/turn-end" {
+        // Replied from the end of the loop's turn: the work has returned by then, and the reply
+        // is made on the connection's own thread.
+        return .deferred { responder in
+          let returned = Atomic<Bool>(false)
+          guard let turnEnd = responder.turnEnd else {
+            return responder.reply(HTTPResponse(status: 500, headers: [:], body: Array("no turn end".utf8)))
+          }
+          turnEnd.run {
+            let ok = returned.load(ordering: .acquiring)
+            responder.reply(HTTPResponse(status: ok ? 200 : 500, headers: [:], body: Array("turn end".utf8)))
+          }
+          returned.store(true, ordering: .releasing)
+        }
       }
       if path == "/racing" {
         // Replied from another thread while the work is still running on the connection's.
@@ -56,6 +72,26 @@ import Testing
     #expect(responses.count == expected.count)
     for (response, body) in zip(responses, expected) {
       #expect(response.hasPrefix(body == "now" ? "HTTP/1.1 201" : "HTTP/1.1 200"))
+      #expect(response.hasSuffix("\r\n\r\n" + body))
+    }
+  }
+
+  /// A deferred request's responder carries its loop's turn end; work scheduled there runs after
+  /// the handler returned and answers the right request, among pipelined ones of every kind.
+  @Test func workScheduledForTheEndOfTheTurnAnswersItsRequest() throws {
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    let server = HTTPServer(configuration: configuration, handler: Handler())
+    let port = try server.start()
+    defer { server.shutdown(gracePeriod: 1) }
+    let client = try RawSocket(port: port)
+    let paths = (0..<12).map { ["/turn-end", "/now", "/turn-end", "/later/1"][$0 % 4] }
+    client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+    let responses = client.receiveResponses(paths.count)
+    #expect(responses.count == paths.count)
+    for (response, path) in zip(responses, paths) {
+      let body = path == "/later/1" ? "later 1" : path == "/turn-end" ? "turn end" : "now"
+      #expect(response.hasPrefix(path == "/now" ? "HTTP/1.1 201" : "HTTP/1.1 200"), "\(path): \(response)")
       #expect(response.hasSuffix("\r\n\r\n" + body))
     }
   }

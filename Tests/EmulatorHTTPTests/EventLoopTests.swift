@@ -63,6 +63,63 @@ import Testing
     }
   }
 
+  /// Work for the end of the turn runs on the loop's thread after the work that scheduled it has
+  /// returned; work the loop's thread queues for itself runs without a wake-up (the turn it was
+  /// queued in runs it; the test would time out otherwise); from another thread, `afterTurn`
+  /// still runs the work on the loop's thread.
+  @Test(arguments: kinds)
+  func workForTheEndOfATurnRunsAfterTheWorkThatScheduledIt(kind: EventLoopKind) {
+    let loop = makeEventLoop(kind, name: "test.loop")
+    defer { loop.stop() }
+    let log = StepLog()
+    let record = log.record
+    let finished = DispatchSemaphore(value: 0)
+    loop.execute {
+      record("work begins")
+      loop.work.afterTurn {
+        record("turn end")
+        loop.execute {
+          record("queued by the turn end")
+          finished.signal()
+        }
+      }
+      loop.execute { record("queued by the work") }
+      record("work ends")
+    }
+    #expect(finished.wait(timeout: .now() + 10) == .success)
+    let fromAnother = DispatchSemaphore(value: 0)
+    loop.work.afterTurn {
+      record("from another thread")
+      fromAnother.signal()
+    }
+    #expect(fromAnother.wait(timeout: .now() + 10) == .success)
+    log.read { order, threads in
+      #expect(
+        order == [
+          "work begins", "work ends", "turn end", "queued by the work", "queued by the turn end",
+          "from another thread",
+        ])
+      #expect(threads.count == 1)
+    }
+  }
+
+  /// Steps recorded from any thread, with the threads they ran on.
+  final class StepLog: @unchecked Sendable {
+    // Touched only under `lock`.
+    private let lock = NSLock()
+    private var order: [String] = []
+    private var threads = Set<pthread_t>()
+
+    @Sendable func record(_ step: String) {
+      lock.withLock {
+        order.append(step)
+        threads.insert(pthread_self())
+      }
+    }
+
+    func read(_ body: ([String], Set<pthread_t>) -> Void) { lock.withLock { body(order, threads) } }
+  }
+
   @Test(arguments: kinds)
   func readinessOfARegisteredSocketReachesItsHandler(kind: EventLoopKind) throws {
     var pair: [Int32] = [0, 0]
