@@ -20,6 +20,12 @@ extension IndexSnapshot {
       buffer.reserveCapacity(capacity)
     }
 
+    /// A sink that only appends to `buffer` (no file): encodes into bytes already there.
+    init(buffer: [UInt8]) {
+      fd = -1
+      self.buffer = buffer
+    }
+
     mutating func bytes(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
     mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) } }
     mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) } }

@@ -3,7 +3,13 @@ import EmulatorSupport
 /// Appends JSON text to a byte buffer; faster than `JSONEncoder` and byte-stable.
 public struct JSONWriter {
   public private(set) var bytes: [UInt8] = []
-  private var needsComma: [Bool] = []
+  /// How many containers are open.
+  private var depth = 0
+  /// Bit `d` set: the container open at depth `d + 1` has a member already, so the next one
+  /// needs a comma. The first 64 levels live here (no array to grow and check per member);
+  /// deeper ones, which only a deeply nested JSON value reaches, in `deeperMembers`.
+  private var hasMembers: UInt64 = 0
+  private var deeperMembers: [Bool] = []
   private var afterKey = false
 
   public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
@@ -22,11 +28,18 @@ public struct JSONWriter {
   private mutating func open(_ bracket: UInt8) {
     separate()
     bytes.append(bracket)
-    needsComma.append(false)
+    if depth < 64 {
+      hasMembers &= ~(1 << UInt64(depth))
+    } else {
+      deeperMembers.append(false)
+    }
+    depth += 1
   }
 
   private mutating func close(_ bracket: UInt8) {
-    needsComma.removeLast()
+    precondition(depth > 0, "JSONWriter: a container closed that was never opened")
+    depth -= 1
+    if depth >= 64 { deeperMembers.removeLast() }
     bytes.append(bracket)
   }
 
@@ -45,8 +58,8 @@ public struct JSONWriter {
     separate()
     bytes.append(UInt8(ascii: "\""))
     key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(UInt8(ascii: ":"))
+    // `":` in one append.
+    withUnsafeBytes(of: UInt16(0x3A22).littleEndian) { bytes.append(contentsOf: $0) }
     afterKey = true
   }
 
@@ -167,9 +180,14 @@ public struct JSONWriter {
       afterKey = false
       return
     }
-    guard let last = needsComma.last else { return }
-    if last { bytes.append(UInt8(ascii: ",")) }
-    needsComma[needsComma.count - 1] = true
+    guard depth > 0 else { return }
+    if depth <= 64 {
+      let bit: UInt64 = 1 << UInt64(depth - 1)
+      if hasMembers & bit != 0 { bytes.append(UInt8(ascii: ",")) } else { hasMembers |= bit }
+    } else {
+      if deeperMembers[deeperMembers.count - 1] { bytes.append(UInt8(ascii: ",")) }
+      deeperMembers[deeperMembers.count - 1] = true
+    }
   }
 
   private mutating func appendString(_ value: String) {

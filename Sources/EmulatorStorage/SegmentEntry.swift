@@ -48,45 +48,77 @@ struct SegmentEntry {
   static func encode(
     _ kind: Kind, bucket: String, name: String, generation: Int64, metageneration: Int64, payload: [UInt8] = []
   ) -> [UInt8] {
-    let bucketBytes = Array(bucket.utf8)
-    let nameBytes = Array(name.utf8)
-    let length = fixedBytes + bucketBytes.count + nameBytes.count + payload.count
-    var frame: [UInt8] = []
-    frame.reserveCapacity(4 + length)
-    append(UInt32(length), to: &frame)
-    append(UInt32(0), to: &frame)
-    frame.append(kind.rawValue)
-    append(UInt16(truncatingIfNeeded: bucketBytes.count), to: &frame)
-    frame += bucketBytes
-    append(UInt32(nameBytes.count), to: &frame)
-    frame += nameBytes
-    append(UInt64(bitPattern: generation), to: &frame)
-    append(UInt64(bitPattern: metageneration), to: &frame)
+    var frame = beginFrame(
+      kind, bucket: bucket, name: name, generation: generation, metageneration: metageneration,
+      payloadCapacity: payload.count)
     frame += payload
-    let crc = checksum(frame[8...])
-    withUnsafeBytes(of: crc.littleEndian) { raw in
-      for position in 0..<4 { frame[4 + position] = raw[position] }
-    }
+    finishFrame(&frame)
     return frame
   }
 
-  static func record(_ object: ObjectMetadata) -> [UInt8] {
-    encode(
-      .record, bucket: object.bucket, name: object.name, generation: object.generation,
-      metageneration: object.metageneration, payload: IndexSnapshot.encode(object))
+  /// A frame's bytes up to its payload, with room reserved for `payloadCapacity` more; the
+  /// length and checksum are filled in by `finishFrame` once the payload is appended.
+  private static func beginFrame(
+    _ kind: Kind, bucket: String, name: String, generation: Int64, metageneration: Int64, payloadCapacity: Int
+  ) -> [UInt8] {
+    let bucketCount = bucket.utf8.count
+    let nameCount = name.utf8.count
+    var frame: [UInt8] = []
+    frame.reserveCapacity(4 + fixedBytes + bucketCount + nameCount + payloadCapacity)
+    append(UInt32(0), to: &frame)
+    append(UInt32(0), to: &frame)
+    frame.append(kind.rawValue)
+    append(UInt16(truncatingIfNeeded: bucketCount), to: &frame)
+    frame.append(contentsOf: bucket.utf8)
+    append(UInt32(nameCount), to: &frame)
+    frame.append(contentsOf: name.utf8)
+    append(UInt64(bitPattern: generation), to: &frame)
+    append(UInt64(bitPattern: metageneration), to: &frame)
+    return frame
   }
 
-  /// A record carrying the object's bytes; they are the frame's last `body.count` bytes.
+  /// Fills in the length (every byte after it) and the CRC32C (every byte after it).
+  private static func finishFrame(_ frame: inout [UInt8]) {
+    put(UInt32(frame.count - 4), at: 0, in: &frame)
+    put(checksum(frame[8...]), at: 4, in: &frame)
+  }
+
+  private static func put(_ value: UInt32, at offset: Int, in bytes: inout [UInt8]) {
+    withUnsafeBytes(of: value.littleEndian) { raw in
+      for position in 0..<4 { bytes[offset + position] = raw[position] }
+    }
+  }
+
+  /// Room reserved for an object's encoded metadata (more is grown into).
+  private static let metadataCapacity = 384
+
+  static func record(_ object: ObjectMetadata) -> [UInt8] {
+    var sink = IndexSnapshot.Sink(
+      buffer: beginFrame(
+        .record, bucket: object.bucket, name: object.name, generation: object.generation,
+        metageneration: object.metageneration, payloadCapacity: metadataCapacity))
+    sink.object(object)
+    finishFrame(&sink.buffer)
+    return sink.buffer
+  }
+
+  /// A record carrying the object's bytes; they are the frame's last `body.count` bytes. Built
+  /// in one buffer: the metadata is encoded in place, its length filled in after.
   static func inlineRecord(_ object: ObjectMetadata, body: [UInt8]) -> [UInt8] {
-    let metadata = IndexSnapshot.encode(object)
-    var payload: [UInt8] = []
-    payload.reserveCapacity(4 + metadata.count + body.count)
-    append(UInt32(metadata.count), to: &payload)
-    payload += metadata
-    payload += body
-    return encode(
+    var frame = beginFrame(
       .inlineRecord, bucket: object.bucket, name: object.name, generation: object.generation,
-      metageneration: object.metageneration, payload: payload)
+      metageneration: object.metageneration, payloadCapacity: 4 + metadataCapacity + body.count)
+    let lengthAt = frame.count
+    append(UInt32(0), to: &frame)
+    var sink = IndexSnapshot.Sink(buffer: frame)
+    frame = []
+    sink.object(object)
+    frame = sink.buffer
+    sink.buffer = []
+    put(UInt32(frame.count - lengthAt - 4), at: lengthAt, in: &frame)
+    frame += body
+    finishFrame(&frame)
+    return frame
   }
 
   /// A record's encoded metadata and (inline) bytes; nil when an inline record's metadata length

@@ -196,6 +196,29 @@ import Testing
     }
   }
 
+  /// Commas are right at every depth, past the 64 levels the writer keeps in one word too:
+  /// each level holds two members, the second a nested container.
+  @Test func commasAreRightAtEveryDepth() throws {
+    for levels in [1, 63, 64, 65, 130] {
+      var json = JSONWriter()
+      for _ in 0..<levels {
+        json.beginArray()
+        json.rawValue("1")
+      }
+      json.beginObject()
+      json.string("a", "b")
+      json.null("c")
+      json.endObject()
+      for _ in 0..<levels {
+        json.rawValue("2")
+        json.endArray()
+      }
+      let expected =
+        String(repeating: "[1,", count: levels) + "{\"a\":\"b\",\"c\":null}" + String(repeating: ",2]", count: levels)
+      #expect(String(decoding: json.bytes, as: UTF8.self) == expected, "\(levels) levels")
+    }
+  }
+
   /// Keys spelled in the source and value-only calls write what the keyed calls write.
   @Test func literalKeysWriteWhatStringKeysWrite() {
     var keyed = JSONWriter()
