@@ -8,7 +8,15 @@ import PackageDescription
 /// The executable's link on Linux (see the `storage-emulator` target). Relative relocations are
 /// packed (`DT_RELR`, 1.2 MB of them otherwise, read by every start) only when the C library
 /// the binary is built against reads them (glibc 2.36 or later): an older one refuses to load it.
+///
+/// A sanitizer build (`scripts/sanitizers` sets STORAGE_EMULATOR_SANITIZER_BUILD) links as
+/// SwiftPM does by default: the toolchain's shared runtime and system C++ runtime. With the
+/// static ones the sanitized binary stopped in ThreadSanitizer's allocator at start-up (memory
+/// allocated on one side of its malloc interception and freed on the other).
+let sanitizerBuild = Context.environment["STORAGE_EMULATOR_SANITIZER_BUILD"] != nil
+
 let linuxLinkerFlags: [String] = {
+  if sanitizerBuild { return [] }
   var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
   // The C++ runtime from its static archive (see config/link/libstdc++.so).
   flags += ["-L", Context.packageDirectory + "/config/link"]
@@ -90,9 +98,10 @@ let package = Package(
         .unsafeFlags(linuxLinkerFlags, .when(platforms: [.linux])),
         // What FoundationEssentials' static archive needs besides the runtime (its shared
         // library carries them inside): its collections and its C string shims.
+      ] + (sanitizerBuild ? [] : [
         .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
         .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
-      ]
+      ])
     ),
 
     // Test-only: the system libcurl, with non-variadic wrappers of curl_easy_setopt for Swift.

@@ -28,11 +28,17 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, con
   return crc;
 }
 
+/* Whether the CPU has SSE4.2: -1 until the first call finds out. Threads may race to find out
+   (they all store the same answer); the loads and stores are atomic, so that race is defined
+   (ThreadSanitizer reported the plain int). */
+static int crc32c_supported = -1;
+
 int cchecksum_crc32c(uint32_t *state, const void *bytes, size_t count) {
-  static int supported = -1;
+  int supported = __atomic_load_n(&crc32c_supported, __ATOMIC_RELAXED);
   if (supported < 0) {
     __builtin_cpu_init();
     supported = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    __atomic_store_n(&crc32c_supported, supported, __ATOMIC_RELAXED);
   }
   if (!supported) return 0;
   *state = crc32c_sse42(*state, (const unsigned char *)bytes, count);

@@ -58,8 +58,8 @@ public struct JSONWriter {
     separate()
     bytes.append(UInt8(ascii: "\""))
     key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    // `":` in one append.
-    withUnsafeBytes(of: UInt16(0x3A22).littleEndian) { bytes.append(contentsOf: $0) }
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(UInt8(ascii: ":"))
     afterKey = true
   }
 
