@@ -20,6 +20,14 @@ let linuxLinkerFlags: [String] = {
   var flags = ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
   // The C++ runtime from its static archive (see config/link/libstdc++.so).
   flags += ["-L", Context.packageDirectory + "/config/link"]
+  // The functions a start-up and a typical request run, laid out together at the start of the
+  // code (config/link/hot-functions.txt, written by scripts/order-functions): the kernel maps
+  // code in whole blocks around each page touched, so scattered hot functions made an idle
+  // instance resident in over half of the binary's code.
+  flags += [
+    "-Xlinker", "--symbol-ordering-file=" + Context.packageDirectory + "/config/link/hot-functions.txt",
+    "-Xlinker", "--no-warn-symbol-ordering",
+  ]
   #if canImport(Glibc)
     // "glibc 2.36"
     var text = [CChar](repeating: 0, count: 64)
