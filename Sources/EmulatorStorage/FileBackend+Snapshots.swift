@@ -79,16 +79,19 @@ extension FileBackend {
     }
   }
 
-  /// After `snapshotLines` entries, or a quarter of the objects in the last snapshot when that is
+  /// After `snapshotLines` entries, or as many as the objects in the last snapshot when that is
   /// more (unless the interval was set). A snapshot costs time in proportion to the objects: at a
   /// fixed interval, a store of a million objects spent more on snapshots than on the uploads
-  /// that caused them. A quarter keeps their cost per write constant and what a crash replays
-  /// to a quarter of the store.
+  /// that caused them. Growing with the store keeps their cost per write constant, and a crash
+  /// replays at most about as many entries as the store holds: no more than a start-up without
+  /// a snapshot reads (2.9 s for a million objects, BENCHMARKS.md). At a quarter of the store
+  /// (sessions 6 and 7), snapshots four times as frequent doubled the p99 of uploads while they
+  /// ran (session 8).
   public var snapshotDue: Bool {
     // Every write asks: below the smallest interval the answer needs no lock.
     guard segments.entriesSinceRoll >= snapshotLinesFloor.load(ordering: .relaxed) else { return false }
     let (ready, saving, lines) = snapshotInfo.withLock { info in
-      (info.ready, info.saving, info.linesScale ? max(info.snapshotLines, info.liveObjects / 4) : info.snapshotLines)
+      (info.ready, info.saving, info.linesScale ? max(info.snapshotLines, info.liveObjects) : info.snapshotLines)
     }
     return ready && !saving && segments.entriesSinceRoll >= lines
   }

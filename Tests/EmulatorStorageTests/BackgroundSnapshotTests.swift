@@ -168,10 +168,10 @@ import Testing
     #expect(rebuilt.epoch == backend.segments.activeSequence)
   }
 
-  /// The interval between snapshots grows to a quarter of the objects the last one held (their
+  /// The interval between snapshots grows to as many entries as the objects the last one held (their
   /// cost is in proportion to the objects), unless it was set; `snapshotLines` is the least.
   @Test(arguments: [true, false])
-  func theSnapshotIntervalGrowsToAQuarterOfTheObjects(scales: Bool) throws {
+  func theSnapshotIntervalGrowsWithTheObjects(scales: Bool) throws {
     let folder = TemporaryFolder()
     defer { folder.cleanUp() }
     let backend = try FileBackend(root: folder.url.appendingPathComponent("data"))
@@ -185,14 +185,14 @@ import Testing
     store.waitForSnapshot()
     let (epoch, live) = backend.snapshotInfo.withLock { ($0.sequence, $0.liveObjects) }
     #expect(live == 400)
-    // 50 entries: past `snapshotLines`, short of a quarter of 400.
-    for n in 0..<50 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
+    // 200 entries: past `snapshotLines`, short of the 400 objects.
+    for n in 0..<200 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
     store.waitForSnapshot()
-    let afterFifty = backend.snapshotInfo.withLock { $0.sequence }
-    #expect((afterFifty == epoch) == scales, "a snapshot after 50 entries: \(afterFifty != epoch)")
-    for n in 50..<101 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
+    let afterTwoHundred = backend.snapshotInfo.withLock { $0.sequence }
+    #expect((afterTwoHundred == epoch) == scales, "a snapshot after 200 entries: \(afterTwoHundred != epoch)")
+    for n in 200..<401 { _ = try store.insert(bucket: "bkt", name: "b/\(n)", data: [1]) }
     store.waitForSnapshot()
-    #expect(backend.snapshotInfo.withLock { $0.sequence } != epoch, "no snapshot after 101 entries")
+    #expect(backend.snapshotInfo.withLock { $0.sequence } != epoch, "no snapshot after 401 entries")
   }
 
   /// The copy taken a batch at a time holds every object once, bucket by bucket in name order,
