@@ -15,9 +15,11 @@ extension ObjectStore {
   }
 
   /// `update` without blocking the caller: the change is checked and applied at once, and
-  /// `completion` runs (on a Dispatch worker, or at once on the caller's thread when the answer
-  /// is known without a write) exactly once, after the record holding the change is written.
-  /// `writer`: where the group write runs when this change starts a group (see `GroupWriter`).
+  /// `completion` runs exactly once, after the record holding the change is written, on the
+  /// thread that writes it (a Dispatch worker, the end of an event loop's turn, or another thread
+  /// that needed the group written: see `GroupWriter`), or at once on the caller's thread when
+  /// the answer is known without a write. `writer`: where the group write runs when this change
+  /// starts a group.
   public func update(
     bucket: String, name: String, patch: MetadataPatch, conditions: Preconditions = Preconditions(),
     writer: GroupWriter = .worker,
