@@ -55,21 +55,34 @@ import Testing
     }
   }
 
-  @Test func deferredRepliesAreSentInRequestOrder() throws {
+  /// A server with `Handler` on a free port, and a client connected to it.
+  private func connect() throws -> (server: HTTPServer, client: RawSocket) {
     var configuration = HTTPServerConfiguration()
     configuration.port = 0
     let server = HTTPServer(configuration: configuration, handler: Handler())
     let port = try server.start()
-    defer { server.shutdown(gracePeriod: 1) }
+    do {
+      return (server, try RawSocket(port: port))
+    } catch {
+      server.shutdown(gracePeriod: 1)
+      throw error
+    }
+  }
 
-    let client = try RawSocket(port: port)
-
-    // Pipelined: a slow deferred reply must not be overtaken by the quicker ones behind it.
-    let paths = ["/later/50", "/now", "/later/1", "/inline", "/later/20", "/now"]
+  /// Sends a GET of each path at once (pipelined) and returns the answers, one per path.
+  private func pipelined(_ paths: [String], on client: RawSocket) -> [String] {
     client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+    let responses = client.receiveResponses(paths.count)
+    #expect(responses.count == paths.count)
+    return responses
+  }
+
+  @Test func deferredRepliesAreSentInRequestOrder() throws {
+    let (server, client) = try connect()
+    defer { server.shutdown(gracePeriod: 1) }
+    // Pipelined: a slow deferred reply must not be overtaken by the quicker ones behind it.
+    let responses = pipelined(["/later/50", "/now", "/later/1", "/inline", "/later/20", "/now"], on: client)
     let expected = ["later 50", "now", "later 1", "inline", "later 20", "now"]
-    let responses = client.receiveResponses(expected.count)
-    #expect(responses.count == expected.count)
     for (response, body) in zip(responses, expected) {
       #expect(response.hasPrefix(body == "now" ? "HTTP/1.1 201" : "HTTP/1.1 200"))
       #expect(response.hasSuffix("\r\n\r\n" + body))
@@ -79,16 +92,10 @@ import Testing
   /// A deferred request's responder carries its loop's turn end; work scheduled there runs after
   /// the handler returned and answers the right request, among pipelined ones of every kind.
   @Test func workScheduledForTheEndOfTheTurnAnswersItsRequest() throws {
-    var configuration = HTTPServerConfiguration()
-    configuration.port = 0
-    let server = HTTPServer(configuration: configuration, handler: Handler())
-    let port = try server.start()
+    let (server, client) = try connect()
     defer { server.shutdown(gracePeriod: 1) }
-    let client = try RawSocket(port: port)
     let paths = (0..<12).map { ["/turn-end", "/now", "/turn-end", "/later/1"][$0 % 4] }
-    client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
-    let responses = client.receiveResponses(paths.count)
-    #expect(responses.count == paths.count)
+    let responses = pipelined(paths, on: client)
     for (response, path) in zip(responses, paths) {
       let body = path == "/later/1" ? "later 1" : path == "/turn-end" ? "turn end" : "now"
       #expect(response.hasPrefix(path == "/now" ? "HTTP/1.1 201" : "HTTP/1.1 200"), "\(path): \(response)")
@@ -100,16 +107,10 @@ import Testing
   /// replies made on another thread while the work runs (through the queue) interleave on one
   /// keep-alive connection without a lost or misplaced answer.
   @Test func repliesMadeWhileTheWorkRunsAreAnsweredInOrder() throws {
-    var configuration = HTTPServerConfiguration()
-    configuration.port = 0
-    let server = HTTPServer(configuration: configuration, handler: Handler())
-    let port = try server.start()
+    let (server, client) = try connect()
     defer { server.shutdown(gracePeriod: 1) }
-    let client = try RawSocket(port: port)
     let paths = (0..<40).map { ["/now", "/racing", "/inline", "/later/1"][$0 % 4] }
-    client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
-    let responses = client.receiveResponses(paths.count)
-    #expect(responses.count == paths.count)
+    let responses = pipelined(paths, on: client)
     for (response, path) in zip(responses, paths) {
       let body = path == "/later/1" ? "later 1" : String(path.dropFirst())
       #expect(response.hasSuffix("\r\n\r\n" + body))

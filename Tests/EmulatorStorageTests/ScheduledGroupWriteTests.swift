@@ -52,6 +52,19 @@ import Testing
     #expect(live.metageneration == 6 && live.custom["step"] == "4")
   }
 
+  /// A store holding `bkt/hot` (metageneration 1) with a PATCH of it whose group write waits for
+  /// `turn` to end; `answer` gets the PATCH's metageneration once it is written.
+  static func patchWaitingForItsTurn() throws -> (store: ObjectStore, turn: ManualTurn, answer: Locked<Int64?>) {
+    let store = try ObjectStore(backend: SlowCountingBackend())
+    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
+    let turn = ManualTurn()
+    let answer = Locked<Int64?>(nil)
+    store.update(bucket: "bkt", name: "hot", patch: patch("a", "1"), writer: turn.writer) { result in
+      answer.withLock { $0 = (try? result.get())?.metageneration }
+    }
+    return (store, turn, answer)
+  }
+
   /// The deadlock this guards against: a PATCH schedules its group for the end of the loop's
   /// turn, then an upload of the same object on the same thread, in the same turn, waits for
   /// the object's groups. The upload writes the group itself (the test would hang otherwise).
@@ -80,13 +93,7 @@ import Testing
   /// The same, for a change that blocks for its answer (a Firebase metadata read that adds the
   /// first download token does): it joins the waiting group and writes it on its own thread.
   @Test func aBlockingChangeOnTheSameThreadWritesAGroupStillWaitingForItsTurn() throws {
-    let store = try ObjectStore(backend: SlowCountingBackend())
-    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
-    let turn = ManualTurn()
-    let first = Locked<Int64?>(nil)
-    store.update(bucket: "bkt", name: "hot", patch: Self.patch("a", "1"), writer: turn.writer) { result in
-      first.withLock { $0 = (try? result.get())?.metageneration }
-    }
+    let (store, turn, first) = try Self.patchWaitingForItsTurn()
     let tokened = try store.ensureDownloadToken(bucket: "bkt", name: "hot")
     #expect(first.withLock { $0 } == 2)
     #expect(tokened.metageneration == 3 && tokened.custom["a"] == "1" && tokened.downloadTokens.count == 1)
@@ -97,13 +104,7 @@ import Testing
   /// A delete on the same thread likewise: the change made before it is written and answered,
   /// then the object is gone.
   @Test func aDeleteOnTheSameThreadWritesAGroupStillWaitingForItsTurn() throws {
-    let store = try ObjectStore(backend: SlowCountingBackend())
-    _ = try store.insert(bucket: "bkt", name: "hot", data: [1])
-    let turn = ManualTurn()
-    let first = Locked<Int64?>(nil)
-    store.update(bucket: "bkt", name: "hot", patch: Self.patch("a", "1"), writer: turn.writer) { result in
-      first.withLock { $0 = (try? result.get())?.metageneration }
-    }
+    let (store, turn, first) = try Self.patchWaitingForItsTurn()
     try store.delete(bucket: "bkt", name: "hot", conditions: Preconditions(ifMetagenerationMatch: 2))
     #expect(first.withLock { $0 } == 2)
     turn.end()
