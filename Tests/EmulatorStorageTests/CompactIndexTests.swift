@@ -132,6 +132,30 @@ import Testing
     #expect(table.isEmpty == reference.isEmpty)
   }
 
+  /// The table grows a shard at a time: that bounds the pause only if the names of one folder, as
+  /// uploads and seed scripts make them, spread over the shards evenly.
+  @Test func namesOfOneFolderSpreadOverTheShards() {
+    let long = String(repeating: "deep/", count: 20)
+    for prefix in ["fb/1-", "up/", long, ""] {
+      var perShard = [Int](repeating: 0, count: ObjectTable.shardCount)
+      let names = 64 * ObjectTable.shardCount
+      for n in 0..<names { perShard[ObjectTable.shard(of: ObjectKey("\(prefix)\(n)"))] += 1 }
+      let average = names / ObjectTable.shardCount
+      #expect(perShard.max()! <= average * 2, "prefix \(prefix): \(perShard.max()!) in one shard")
+      #expect(perShard.min()! >= average / 2, "prefix \(prefix): \(perShard.min()!) in one shard")
+    }
+  }
+
+  @Test func aReservedTableTakesMoreThanItReserved() {
+    var table = ObjectTable()
+    table.reserveCapacity(1_000)
+    for n in 0..<5_000 { table.updateValue(upload("r\(n)"), forKey: ObjectKey("r\(n)")) }
+    #expect(table.count == 5_000)
+    #expect(table[ObjectKey("r4999")].map(\.name) == "r4999")
+    #expect(table.removeValue(forKey: ObjectKey("r0"))?.name == "r0")
+    #expect(table.count == 4_999)
+  }
+
   @Test func batchesFromTwoProducersAreAllDeliveredBeforeAFailureIsReported() throws {
     let batches = ObjectBatches(producers: 2)
     let failing = Thread {
