@@ -46,9 +46,9 @@ struct ResourceJSON {
     member("id") { json in
       json.beginString()
       json.stringPart(object.bucket)
-      json.stringPart("/")
+      json.literalPart("/")
       json.stringPart(object.name)
-      json.stringPart("/")
+      json.literalPart("/")
       json.stringPart(object.generation)
       json.endString()
     }
@@ -60,11 +60,11 @@ struct ResourceJSON {
     member("mediaLink") { json in
       json.beginString()
       json.stringPart(baseURL)
-      json.stringPart("/download")
+      json.literalPart("/download")
       objectPath(encodedBucket, encodedName, into: &json, withBase: false)
-      json.stringPart("?generation=")
+      json.literalPart("?generation=")
       json.stringPart(object.generation)
-      json.stringPart("&alt=media")
+      json.literalPart("&alt=media")
       json.endString()
     }
     string("name", object.name)
@@ -110,9 +110,9 @@ struct ResourceJSON {
     _ encodedBucket: String, _ encodedName: String, into json: inout JSONWriter, withBase: Bool = true
   ) {
     if withBase { json.stringPart(baseURL) }
-    json.stringPart("/storage/v1/b/")
+    json.literalPart("/storage/v1/b/")
     json.stringPart(encodedBucket)
-    json.stringPart("/o/")
+    json.literalPart("/o/")
     json.stringPart(encodedName)
   }
 
@@ -197,31 +197,46 @@ struct ResourceJSON {
 
   /// The `/v0` resource: no kind/id/links, crc32c as a decimal string, tokens comma-joined,
   /// `contentEncoding` defaulting to `identity`, `metadata` always an object.
+  /// Keys as `literalKey`, as in `writeGCSObject`: a Firebase upload or metadata read renders one.
   func firebaseObject(_ object: ObjectMetadata) -> [UInt8] {
     var json = JSONWriter(capacity: 512)
-    json.beginObject()
-    json.string("name", object.name)
-    json.string("bucket", object.bucket)
-    json.integerString("generation", object.generation)
-    json.integerString("metageneration", object.metageneration)
-    json.optionalString("contentType", object.contentType)
-    json.timestamp("timeCreated", milliseconds: object.timeCreated)
-    json.timestamp("updated", milliseconds: object.updated)
-    json.string("storageClass", object.storageClass ?? "STANDARD")
-    json.integerString("size", object.size)
-    if let md5 = object.md5 { json.base64("md5Hash", md5) }
-    json.integerString("crc32c", Int64(object.crc32c))
-    json.base64("etag", object.etagBytes)
-    if !object.downloadTokens.isEmpty {
-      json.string("downloadTokens", object.downloadTokens.joined(separator: ","))
+    func string(_ key: StaticString, _ value: String?) {
+      guard let value else { return }
+      json.literalKey(key)
+      json.string(value)
     }
-    json.string("contentEncoding", object.contentEncoding ?? "identity")
-    json.optionalString("contentDisposition", object.contentDisposition)
-    json.objectKey("metadata")
+    func integer(_ key: StaticString, _ value: Int64) {
+      json.literalKey(key)
+      json.integerString(value)
+    }
+    json.beginObject()
+    string("name", object.name)
+    string("bucket", object.bucket)
+    integer("generation", object.generation)
+    integer("metageneration", object.metageneration)
+    string("contentType", object.contentType)
+    json.literalKey("timeCreated")
+    json.timestamp(milliseconds: object.timeCreated)
+    json.literalKey("updated")
+    json.timestamp(milliseconds: object.updated)
+    string("storageClass", object.storageClass ?? "STANDARD")
+    integer("size", object.size)
+    if let md5 = object.md5 {
+      json.literalKey("md5Hash")
+      json.base64(md5)
+    }
+    integer("crc32c", Int64(object.crc32c))
+    json.literalKey("etag")
+    json.base64(object.etagBytes)
+    if !object.downloadTokens.isEmpty { string("downloadTokens", object.downloadTokens.joined(separator: ",")) }
+    string("contentEncoding", object.contentEncoding ?? "identity")
+    string("contentDisposition", object.contentDisposition)
+    json.literalKey("metadata")
+    json.beginObject()
     for (key, value) in object.sortedCustom { json.string(key, value) }
     json.endObject()
-    json.optionalString("contentLanguage", object.contentLanguage)
-    json.optionalString("cacheControl", object.cacheControl)
+    string("contentLanguage", object.contentLanguage)
+    string("cacheControl", object.cacheControl)
     json.endObject()
     return json.bytes
   }

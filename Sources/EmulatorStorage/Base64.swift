@@ -30,7 +30,9 @@ public enum Base64 {
   }
 
   /// Writes the encoding of `input` at `out`, which has room for `(input.count + 2) / 3 * 4` bytes.
-  private static func write(_ input: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) {
+  /// Returns how many bytes it wrote.
+  @discardableResult
+  static func write(_ input: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int {
     var index = 0
     var written = 0
     while index < input.count {
@@ -46,7 +48,11 @@ public enum Base64 {
       index += 3
       written += 4
     }
+    return written
   }
+
+  /// The length of the encoding of `count` bytes.
+  static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
 
   public static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
     append(Array(bytes), to: &out)

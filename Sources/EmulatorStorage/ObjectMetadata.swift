@@ -121,7 +121,9 @@ public struct ObjectMetadata: Sendable, Equatable {
 
   /// The bytes `etag` encodes.
   public var etagBytes: [UInt8] {
-    var bytes: [UInt8] = [0x08]
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(22)  // two tags and two varints of 10 bytes at most: no regrowth
+    bytes.append(0x08)
     Self.appendVarint(UInt64(generation), to: &bytes)
     bytes.append(0x10)
     Self.appendVarint(UInt64(metageneration), to: &bytes)
