@@ -8,7 +8,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
   /// Empty, with room for `minimumCapacity` fields.
   public init(minimumCapacity: Int) { fields.reserveCapacity(minimumCapacity) }
 
+  /// With room for a few more fields than written: a response's headers gain its length, type
+  /// and CORS fields on the way out, and each growth copies the list.
   public init(dictionaryLiteral elements: (String, String)...) {
+    fields.reserveCapacity(elements.count + 6)
     for (name, value) in elements { add(name, value) }
   }
 
