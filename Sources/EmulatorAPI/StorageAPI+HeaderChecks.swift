@@ -5,6 +5,7 @@ extension StorageAPI {
   /// stores or relies on) with the one parser: a malformed one (unterminated quote, a parameter
   /// without a value or given twice, text after a value) is a 400 naming the header, never stored.
   static func checkParameters(_ value: String, _ header: String) throws(APIError) {
+    if HeaderParameters.isPlainValue(value) { return }
     do {
       _ = try HeaderParameters(parsing: value)
     } catch {

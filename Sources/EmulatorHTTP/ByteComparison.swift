@@ -41,10 +41,16 @@ extension Substring {
 extension String {
   /// Whether any byte is an ASCII upper-case letter.
   var hasASCIIUppercase: Bool {
+    // Read in place (a copy of the string to call `withUTF8` on costs a retain and release,
+    // on every header lookup).
+    if let found = utf8.withContiguousStorageIfAvailable(Self.containsASCIIUppercase) { return found }
     var text = self
-    return text.withUTF8 { bytes in
-      bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-    }
+    return text.withUTF8(Self.containsASCIIUppercase)
+  }
+
+  private static func containsASCIIUppercase(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    for byte in bytes where byte &- UInt8(ascii: "A") < 26 { return true }
+    return false
   }
 }
 

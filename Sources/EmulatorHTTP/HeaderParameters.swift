@@ -31,6 +31,13 @@ public struct HeaderParameters: Sendable, Equatable {
       && zip(value.utf8, expected.utf8).allSatisfy { Self.lower($0) == Self.lower($1) }
   }
 
+  /// Whether `header` is a value without parameters (no `;`) and without a control character:
+  /// such a value always parses, so a caller that only checks a header (every upload's
+  /// `Content-Type`) can skip building the parse.
+  public static func isPlainValue(_ header: String) -> Bool {
+    header.utf8.allSatisfy { $0 != semicolon && !isControl($0) }
+  }
+
   /// Parses a whole header value. Headers are at most `max_header_bytes` long, so the work is
   /// bounded by the header limit; nothing recurses.
   public init(parsing header: String) throws(HeaderParameterError) {

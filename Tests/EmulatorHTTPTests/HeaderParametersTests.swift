@@ -147,6 +147,36 @@ private func failure<T>(_ result: Result<T, HeaderParameterError>) -> String? {
       _ = try? HeaderParameters(parsing: "text/plain;" + noise)
     }
   }
+
+  /// Header lookups lower-case a name only when it has an ASCII capital: every byte value is
+  /// classed right, and a name differing only in case finds the same field.
+  @Test func onlyASCIICapitalsCountAsUpperCase() {
+    for byte in 0...255 {
+      let text = "ab" + String(decoding: [UInt8(byte)], as: UTF8.self) + "cd"
+      #expect(text.hasASCIIUppercase == (65...90).contains(byte), "byte \(byte)")
+    }
+    #expect(!"Étude".dropFirst().description.hasASCIIUppercase)
+    var headers = HTTPHeaders()
+    headers.add("X-Goog-Upload-Protocol", "raw")
+    #expect(headers["x-goog-upload-protocol"] == "raw")
+    #expect(headers["X-GOOG-UPLOAD-PROTOCOL"] == "raw")
+  }
+
+  /// The shortcut a header check takes: a value it calls plain must parse, and one with a
+  /// control character or a parameter is never plain (random values, every byte below 128).
+  @Test func aPlainValueAlwaysParsesAndNoOtherIsPlain() {
+    var generator = SplitMix(seed: 9)
+    for _ in 0..<20_000 {
+      let bytes = (0..<Int(generator.next() % 24)).map { _ in UInt8(generator.next() % 128) }
+      let value = String(decoding: bytes, as: UTF8.self)
+      let plain = HeaderParameters.isPlainValue(value)
+      #expect(plain == !bytes.contains { $0 == UInt8(ascii: ";") || $0 < 32 || $0 == 127 }, "\(bytes)")
+      if plain { #expect((try? HeaderParameters(parsing: value)) != nil, "\(bytes)") }
+    }
+    #expect(HeaderParameters.isPlainValue("application/octet-stream"))
+    #expect(!HeaderParameters.isPlainValue("text/plain\u{1}"))
+    #expect(!HeaderParameters.isPlainValue("text/plain; charset=utf-8"))
+  }
 }
 
 /// A small deterministic generator (SplitMix64), so a failure repeats.
