@@ -32,10 +32,11 @@ enum RequestOptions {
       var ifMatch: [String] = []
       var ifNoneMatch: [String] = []
       for field in headers.fields {
-        switch field.name {
-        case "if-match": ifMatch += field.value.split(separator: ",").map(String.init)
-        case "if-none-match": ifNoneMatch += field.value.split(separator: ",").map(String.init)
-        default: continue
+        // By bytes: a `switch` on the name compares each field's with `==` (Unicode rules).
+        if field.name.sameUTF8("if-match") {
+          ifMatch += field.value.split(separator: ",").map(String.init)
+        } else if field.name.sameUTF8("if-none-match") {
+          ifNoneMatch += field.value.split(separator: ",").map(String.init)
         }
       }
       if !ifMatch.isEmpty { conditions.ifMatch = ifMatch }

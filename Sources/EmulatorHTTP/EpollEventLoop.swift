@@ -18,7 +18,7 @@
     let work: LoopWorkQueue
     let buffers = LoopBuffers()
     /// Indexed by descriptor (descriptors are small and dense): no hashing per event.
-    private var handlers: [EventLoopHandler?] = []
+    @exclusivity(unchecked) private var handlers: [EventLoopHandler?] = []
 
     /// The `data` of the wake-up descriptor's events (a file descriptor is never negative).
     private static let wakeToken = UInt64.max

@@ -42,31 +42,38 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
   /// Replaces every field of that name by one field.
   public mutating func set(_ name: String, _ value: String) {
     let lower = Self.lowercased(name)
-    fields.removeAll { $0.name == lower }
+    fields.removeAll { $0.name.sameUTF8(lower) }
     fields.append((lower, value))
   }
 
   public mutating func remove(_ name: String) {
     let lower = Self.lowercased(name)
-    fields.removeAll { $0.name == lower }
+    fields.removeAll { $0.name.sameUTF8(lower) }
   }
 
-  /// The first value of the field, if present.
+  /// The first value of the field, if present. Stored names are lower-case, so a name with a
+  /// capital can only match once lower-cased: the server looks its names up in lower case, and
+  /// that lookup neither scans the name for capitals nor lower-cases it.
   public subscript(_ name: String) -> String? {
-    let lower = Self.lowercased(name)
-    return fields.first { $0.name == lower }?.value
+    if let value = first(lowercased: name) { return value }
+    return name.hasASCIIUppercase ? first(lowercased: name.lowercased()) : nil
+  }
+
+  private func first(lowercased name: String) -> String? {
+    for field in fields where field.name.sameUTF8(name) { return field.value }
+    return nil
   }
 
   /// Every value of the field, in order.
   public func values(_ name: String) -> [String] {
     let lower = Self.lowercased(name)
-    return fields.filter { $0.name == lower }.map(\.value)
+    return fields.filter { $0.name.sameUTF8(lower) }.map(\.value)
   }
 
   /// Whether a comma-separated field (such as `Connection`) holds `token`, case-insensitively.
   public func containsToken(_ name: String, _ token: String) -> Bool {
     let lower = Self.lowercased(name)
-    guard fields.contains(where: { $0.name == lower }) else { return false }
+    guard fields.contains(where: { $0.name.sameUTF8(lower) }) else { return false }
     let wanted = token.lowercased()
     for value in values(name) {
       for part in value.split(separator: ",")

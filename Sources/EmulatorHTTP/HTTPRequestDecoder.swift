@@ -247,12 +247,14 @@ public struct HTTPRequestDecoder: Sendable {
     var transferEncodings: [String] = []
     var contentLengths: [String] = []
     var expect: String?
+    // Names compared by bytes (`switch` would use `==`'s Unicode comparison on every miss).
     for field in head.headers.fields {
-      switch field.name {
-      case "content-length": contentLengths.append(field.value)
-      case "transfer-encoding": transferEncodings.append(field.value)
-      case "expect" where expect == nil: expect = field.value
-      default: continue
+      if field.name.sameUTF8("content-length") {
+        contentLengths.append(field.value)
+      } else if field.name.sameUTF8("transfer-encoding") {
+        transferEncodings.append(field.value)
+      } else if expect == nil && field.name.sameUTF8("expect") {
+        expect = field.value
       }
     }
     var chunked = false

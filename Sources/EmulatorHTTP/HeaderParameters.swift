@@ -22,7 +22,7 @@ public struct HeaderParameters: Sendable, Equatable {
 
   /// The value of a parameter (`name` lower case).
   public subscript(_ name: String) -> String? {
-    parameters.first { $0.name == name }?.value
+    parameters.first { $0.name.sameUTF8(name) }?.value
   }
 
   /// Whether the leading value is `expected`, ignoring ASCII case.

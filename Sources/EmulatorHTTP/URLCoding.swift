@@ -1,3 +1,5 @@
+import EmulatorSupport
+
 /// Percent-decoding and query-string parsing on raw request targets (RFC 3986 §2.1).
 public enum URLCoding {
   /// Decodes `%XX` escapes once. Returns nil for a malformed escape or bytes that are not UTF-8.
@@ -12,7 +14,7 @@ public enum URLCoding {
     func escaped(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) }
     guard bytes.contains(where: escaped) else { return String(decoding: bytes, as: UTF8.self) }
     guard let decoded = decodeBytes(bytes, plusIsSpace: plusIsSpace) else { return nil }
-    return String(validating: decoded, as: UTF8.self)
+    return String.validatingUTF8(decoded)
   }
 
   public static func percentDecodeBytes(_ text: Substring, plusIsSpace: Bool = false) -> [UInt8]? {
@@ -131,7 +133,8 @@ public struct QueryParameters: Sendable {
   public subscript(_ name: String) -> String? {
     var index = pairs.count - 1
     while index >= 0 {
-      if pairs[index].name == name { return pairs[index].value }
+      // By bytes: a miss (most lookups) is a count check, not `==`'s Unicode comparison.
+      if pairs[index].name.sameUTF8(name) { return pairs[index].value }
       index -= 1
     }
     return nil

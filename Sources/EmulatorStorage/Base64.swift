@@ -58,10 +58,14 @@ public enum Base64 {
     append(Array(bytes), to: &out)
   }
 
+  /// Written straight into the string's storage (no byte array first: an ETag header and a
+  /// hash on every response).
   public static func encode(_ bytes: [UInt8]) -> String {
-    var out: [UInt8] = []
-    append(bytes, to: &out)
-    return String(decoding: out, as: UTF8.self)
+    bytes.withUnsafeBufferPointer { input in
+      String(unsafeUninitializedCapacity: encodedCount(input.count)) { out in
+        write(input, to: out.baseAddress!)
+      }
+    }
   }
 
   public static func encode(_ bytes: some Collection<UInt8>) -> String {

@@ -151,7 +151,7 @@ struct JSONParser {
         let end = index
         index += 1
         let string = bytes.withUnsafeBufferPointer {
-          String(validating: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self)
+          String.validatingUTF8(UnsafeBufferPointer(rebasing: $0[start..<end]))
         }
         guard let string else { throw fail("string is not valid UTF-8") }
         return string
@@ -203,7 +203,7 @@ struct JSONParser {
       default: throw fail("invalid escape")
       }
     }
-    guard let string = String(validating: out, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
+    guard let string = String.validatingUTF8(out) else { throw fail("string is not valid UTF-8") }
     return string
   }
 

@@ -17,7 +17,8 @@ import Synchronization
 /// the active segment (outside the lock, so appends go on) for every writer waiting, and the others
 /// wait for it.
 ///
-/// Invariant: every `var` is touched only with `condition` locked.
+/// Invariant: every `var` is touched only with `condition` locked, by code that calls out to
+/// nothing that could touch it again (so they skip the run-time exclusivity check).
 final class SegmentLog: @unchecked Sendable {
   static let header = Array("storage-emulator log segment\n".utf8)
 
@@ -51,25 +52,25 @@ final class SegmentLog: @unchecked Sendable {
   let directory: String
   let files: DurableFiles
   private let condition = PosixCondition()
-  private var active: Segment?
-  private var activeSize = 0
+  @exclusivity(unchecked) private var active: Segment?
+  @exclusivity(unchecked) private var activeSize = 0
   /// A failed write left bytes that could not be cut off: the next append starts a new segment.
-  private var mustRoll = false
+  @exclusivity(unchecked) private var mustRoll = false
   /// Bytes appended by this process, across segments, and how many of them are synced.
-  private var appended: UInt64 = 0
-  private var synced: UInt64 = 0
-  private var syncing = false
+  @exclusivity(unchecked) private var appended: UInt64 = 0
+  @exclusivity(unchecked) private var synced: UInt64 = 0
+  @exclusivity(unchecked) private var syncing = false
   /// A failed sync of a segment that is no longer active: its waiting writers cannot be answered.
-  private var syncFailure: Int32?
+  @exclusivity(unchecked) private var syncFailure: Int32?
   /// Records and tombstones in each segment (intents are not counted: compaction drops them).
-  private var counts: [UInt64: Int] = [:]
+  @exclusivity(unchecked) private var counts: [UInt64: Int] = [:]
   /// Records and tombstones appended since the last `roll` (for `snapshotDue`). Written under
   /// the lock, read without it: every write asks, and the lock is held across each append.
   private let sinceRoll = Atomic<Int>(0)
   /// The active segment's sequence (`.max` before `start`), likewise read without the lock.
   private let activeSequenceNow = Atomic<UInt64>(.max)
   /// Open read-only handles for reading objects' bytes out of their records (`reader`).
-  private var readers: [UInt64: Segment] = [:]
+  @exclusivity(unchecked) private var readers: [UInt64: Segment] = [:]
   /// Set before the first append (tests set it small).
   var rollBytes = SegmentLog.defaultRollBytes
 

@@ -191,3 +191,35 @@ private struct SplitMix {
     return z ^ (z >> 31)
   }
 }
+
+@Suite struct HeaderLookupTests {
+  @Test func lookupsIgnoreCaseAndFindTheFirstField() {
+    var headers = HTTPHeaders()
+    headers.add("Content-Type", "text/plain")
+    headers.add("X-Goog-Meta-A", "1")
+    headers.add("x-goog-meta-a", "2")
+    #expect(headers["content-type"] == "text/plain")
+    #expect(headers["Content-Type"] == "text/plain")
+    #expect(headers["CONTENT-TYPE"] == "text/plain")
+    #expect(headers["x-goog-meta-a"] == "1")
+    #expect(headers["X-GOOG-META-A"] == "1")
+    #expect(headers.values("X-Goog-Meta-A") == ["1", "2"])
+    #expect(headers["content-typ"] == nil)
+    #expect(headers["content-typf"] == nil)
+    headers.set("X-GOOG-META-A", "3")
+    #expect(headers.values("x-goog-meta-a") == ["3"])
+    headers.remove("Content-TYPE")
+    #expect(headers["content-type"] == nil)
+  }
+
+  /// Names are bytes: a canonically equivalent spelling (é precomposed, or e and a combining
+  /// accent) is another name, for header names and query parameters alike.
+  @Test func namesAreComparedByTheirBytes() throws {
+    #expect("caf\u{E9}".sameUTF8("caf\u{E9}"))
+    #expect(!"caf\u{E9}".sameUTF8("cafe\u{301}"))
+    let query = try QueryParameters("caf%C3%A9=1&cafe%CC%81=2")
+    #expect(query["caf\u{E9}"] == "1")
+    #expect(query["cafe\u{301}"] == "2")
+    #expect(query["cafe"] == nil)
+  }
+}

@@ -71,7 +71,10 @@ import Testing
     }
   }
 
-  @Test(arguments: [Int64.min, Int64.min + 1, -1_000_000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 12_345, Int64.max])
+  @Test(arguments: [
+    Int64.min, Int64.min + 1, -1_000_000, -100, -99, -10, -9, -1, 0, 1, 9, 10, 99, 100, 101, 999, 1000, 12_345,
+    1_764_300_000_000_123, 999_999_999_999_999_999, Int64.max,
+  ])
   func integersAreTheirDecimalDigits(_ value: Int64) {
     var json = JSONWriter()
     json.integerString(value)
