@@ -23,7 +23,7 @@ struct MultipartRelated {
   static func boundary(from contentType: String) throws(APIError) -> String {
     do throws(HeaderParameterError) {
       let header = try HeaderParameters(parsing: contentType)
-      guard header.value.lowercased().hasPrefix("multipart/") else {
+      guard header.value.utf8.count >= 10, header.value.utf8.prefix(10).elementsEqual("multipart/".utf8, by: Self.sameIgnoringASCIICase) else {
         throw HeaderParameterError(
           "A multipart upload needs Content-Type: multipart/related; boundary=…, got '\(header.value)'.")
       }
@@ -31,6 +31,10 @@ struct MultipartRelated {
     } catch {
       throw APIError(400, .invalid, "Bad multipart Content-Type: \(error.message)")
     }
+  }
+
+  private static func sameIgnoringASCIICase(_ byte: UInt8, _ lower: UInt8) -> Bool {
+    byte == lower || (byte &- UInt8(ascii: "A") < 26 && byte | 0x20 == lower)
   }
 
   /// Bounds on the work a body may cause, whatever its size.
@@ -92,7 +96,8 @@ struct MultipartRelated {
       while position < body.count && (body[position] == 32 || body[position] == 9) { position += 1 }
       position = try skipLineBreak(body, position)
       let headersStart = position
-      var headers: [String: String] = [:]
+      // Room for a part's usual two or three fields without regrowing the table.
+      var headers = [String: String](minimumCapacity: 4)
       while true {
         guard position < body.count else {
           throw APIError(400, .invalid, "A multipart part ends inside its headers.")

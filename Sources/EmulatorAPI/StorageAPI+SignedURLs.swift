@@ -27,8 +27,16 @@ extension StorageAPI {
   /// no other route serves: bucket names never contain `/`, and the emulator's own first segments
   /// are not buckets), or `POST /` with `Host: <bucket>.<virtualHost>` (virtual-host style).
   static func postPolicyBucket(_ head: HTTPRequestHead, virtualHost: String = "") -> String? {
-    guard head.method == "POST" else { return nil }
-    if head.rawPath == "/" {
+    guard head.method.sameUTF8("POST") else { return nil }
+    // Every other POST (uploads above all) has a second `/` inside its path: found on the bytes,
+    // before the string work below (which cost ~1,500 instructions on every upload).
+    let oneSegment = head.rawPath.withUTF8Bytes { bytes in
+      guard bytes.first == UInt8(ascii: "/") else { return false }
+      let end = bytes.count > 1 && bytes[bytes.count - 1] == UInt8(ascii: "/") ? bytes.count - 1 : bytes.count
+      return !UnsafeBufferPointer(rebasing: bytes[1..<end]).contains(UInt8(ascii: "/"))
+    }
+    guard oneSegment else { return nil }
+    if head.rawPath.utf8Equals("/") {
       guard let bucket = XMLRoute.bucket(fromHost: head.headers["host"], suffix: virtualHost),
         (try? Naming.validateBucketName(bucket)) != nil
       else { return nil }

@@ -45,9 +45,9 @@ public struct CrossOriginHandler: HTTPHandler {
     var host: String?
     var origin: String?
     for field in head.headers {
-      if host == nil && field.name == "host" {
+      if host == nil && field.name.sameUTF8("host") {
         host = field.value
-      } else if origin == nil && field.name == "origin" {
+      } else if origin == nil && field.name.sameUTF8("origin") {
         origin = field.value
       }
     }

@@ -51,17 +51,22 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     fields.removeAll { $0.name.sameUTF8(lower) }
   }
 
-  /// The first value of the field, if present. Stored names are lower-case, so a name with a
-  /// capital can only match once lower-cased: the server looks its names up in lower case, and
-  /// that lookup neither scans the name for capitals nor lower-cases it.
+  /// The first value of the field, if present.
   public subscript(_ name: String) -> String? {
-    if let value = first(lowercased: name) { return value }
-    return name.hasASCIIUppercase ? first(lowercased: name.lowercased()) : nil
+    for field in fields where Self.matches(field.name, name) { return field.value }
+    return nil
   }
 
-  private func first(lowercased name: String) -> String? {
-    for field in fields where field.name.sameUTF8(name) { return field.value }
-    return nil
+  /// Whether a stored (lower-case) name is `name` in any ASCII case. Names of other lengths are
+  /// told apart by their byte counts, so a miss costs a few instructions; the name looked up is
+  /// never scanned for capitals nor lower-cased (the server asks in lower case).
+  @inline(__always)
+  static func matches(_ stored: String, _ name: String) -> Bool {
+    guard stored.utf8.count == name.utf8.count else { return false }
+    return stored == name
+      || stored.utf8.elementsEqual(name.utf8) { lower, byte in
+        lower == byte || (byte &- UInt8(ascii: "A") < 26 && byte | 0x20 == lower)
+      }
   }
 
   /// Every value of the field, in order.
@@ -72,8 +77,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
   /// Whether a comma-separated field (such as `Connection`) holds `token`, case-insensitively.
   public func containsToken(_ name: String, _ token: String) -> Bool {
-    let lower = Self.lowercased(name)
-    guard fields.contains(where: { $0.name.sameUTF8(lower) }) else { return false }
+    guard fields.contains(where: { Self.matches($0.name, name) }) else { return false }
     let wanted = token.lowercased()
     for value in values(name) {
       for part in value.split(separator: ",")

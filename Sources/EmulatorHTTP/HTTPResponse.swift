@@ -38,8 +38,8 @@ public struct HTTPResponse: Sendable {
       var head = HeadBytes(base: scratch.baseAddress!)
       var hasLength = false
       for field in headers.fields {
-        if field.name == "content-length" { hasLength = true }
-        if field.name == "connection" { continue }
+        if field.name.sameUTF8("content-length") { hasLength = true }
+        if field.name.sameUTF8("connection") { continue }
         head.field(field.name, field.value)
       }
       if bodyStream != nil && !bodyless {

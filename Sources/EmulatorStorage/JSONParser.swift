@@ -59,6 +59,7 @@ struct JSONParser {
 
   mutating func parseObject() throws(JSONParseError) -> JSONValue {
     var members: [(String, JSONValue)] = []
+    members.reserveCapacity(4)  // a metadata body's few members without regrowing
     try parseElements(closing: UInt8(ascii: "}")) { parser throws(JSONParseError) in
       guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "\"") else {
         throw parser.fail("expected a member name")

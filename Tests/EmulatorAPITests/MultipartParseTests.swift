@@ -6,6 +6,16 @@ import Testing
 /// random parts (bytes that include LFs, CRs and the delimiter's text in the middle of a line) must
 /// come back as exactly the parts they were built from.
 @Suite struct MultipartParseTests {
+  /// The media type is matched without regard to ASCII case (RFC 2045 §5.1), on its bytes.
+  @Test func theMultipartTypeIsMatchedInAnyCase() throws {
+    #expect(try MultipartRelated.boundary(from: "multipart/related; boundary=b") == "b")
+    #expect(try MultipartRelated.boundary(from: "Multipart/Related; boundary=c") == "c")
+    #expect(try MultipartRelated.boundary(from: "MULTIPART/mixed; boundary=d") == "d")
+    for refused in ["text/plain; boundary=b", "multipart; boundary=b", "multipar", "", "multipart\\/related; boundary=b"] {
+      #expect(throws: APIError.self, "\(refused)") { try MultipartRelated.boundary(from: refused) }
+    }
+  }
+
   @Test func randomBodiesSplitIntoTheirParts() throws {
     var generator = SystemRandomNumberGenerator()
     let boundary = "b0und"
