@@ -167,8 +167,11 @@ extension ObjectStore {
     let phase = try beginWrite()
     defer { endWrite(phase) }
     do throws(StorageError) {
-      try ensureBucket(bucket, create: upload.createsBucket)
-      return try withLiveObjectAndDefaults(bucket, name) { previous, defaults throws(StorageError) -> ObjectMetadata in
+      // The bucket is made (lenient buckets) only when the object's lookup finds none: the usual
+      // upload takes the index lock twice, not three times.
+      return try withLiveObjectAndDefaults(bucket, name, missingBucket: { () throws(StorageError) in
+        try ensureBucket(bucket, create: upload.createsBucket)
+      }) { previous, defaults throws(StorageError) -> ObjectMetadata in
         try conditions.checkWrite(previous, bucket: bucket, name: name)
         var object = ObjectMetadata(
           bucket: bucket, name: name, generation: nextGeneration(), size: staged.size, md5: md5, crc32c: crc32c,

@@ -257,8 +257,8 @@ public final class ObjectStore: Sendable {
 
   func publish(_ object: ObjectMetadata, archived: NoncurrentObject? = nil) throws(StorageError) {
     let published = index.withLock { buckets -> Bool in
-      guard buckets[object.bucket] != nil else { return false }
-      buckets[object.bucket]!.put(object)
+      // One lookup of the bucket (its name hashed once), the table changed in place.
+      guard buckets[object.bucket]?.put(object) != nil else { return false }
       if let archived { buckets[object.bucket]!.noncurrent[ObjectKey(object.name), default: []].append(archived) }
       return true
     }
@@ -293,14 +293,24 @@ public final class ObjectStore: Sendable {
   /// `withLiveObject` for a new generation: `body` also gets the bucket's default object ACL and
   /// storage class, read in the same hold of the index lock as the live version (each upload
   /// takes that lock, shared by every connection, as few times as it can).
+  /// `missingBucket`: called (with the stripe held) when the bucket is not there, to make it or
+  /// throw; the lookup is then made once more.
   func withLiveObjectAndDefaults<Result>(
     _ bucket: String, _ name: String,
+    missingBucket: () throws(StorageError) -> Void = { () throws(StorageError) in },
     _ body: (ObjectMetadata?, (acl: [AccessControl], storageClass: String)) throws(StorageError) -> Result
   ) throws(StorageError) -> Result {
     try holdingStripe(bucket, name) { key throws(StorageError) in
-      let found = index.withLock { buckets -> (ObjectMetadata?, (acl: [AccessControl], storageClass: String))? in
-        guard let index = buckets[bucket] else { return nil }
-        return (index.objects[key.name], (index.info.access.defaultObjectAcl, index.info.defaultStorageClass))
+      func find() -> (ObjectMetadata?, (acl: [AccessControl], storageClass: String))? {
+        index.withLock { buckets in
+          guard let index = buckets[bucket] else { return nil }
+          return (index.objects[key.name], (index.info.access.defaultObjectAcl, index.info.defaultStorageClass))
+        }
+      }
+      var found = find()
+      if found == nil {
+        try missingBucket()
+        found = find()
       }
       guard let found else { throw StorageError.bucketNotFound(bucket: bucket) }
       return try body(found.0, found.1)
@@ -324,6 +334,6 @@ public final class ObjectStore: Sendable {
   }
 
   func stripe(_ key: WriteStripe.Key) -> WriteStripe {
-    stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
+    stripes[Int(UInt(bitPattern: key.hash) % UInt(stripes.count))]
   }
 }
