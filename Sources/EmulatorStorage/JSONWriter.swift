@@ -124,6 +124,8 @@ public struct JSONWriter {
 
   public mutating func stringPart(_ part: String) { appendText(part) }
 
+  public mutating func endString() { byte(UInt8(ascii: "\"")) }
+
   /// A part spelled in the source, with nothing to escape (a path's fixed pieces): copied whole,
   /// without the scan a `String` part gets.
   public mutating func literalPart(_ part: StaticString) {
@@ -133,62 +135,6 @@ public struct JSONWriter {
     write(atMost: text.count) { out in
       var count = 0
       Self.copy(text, out, &count)
-      return count
-    }
-  }
-
-  /// A non-negative or negative integer's decimal digits, inside a string.
-  public mutating func stringPart(_ value: Int64) {
-    write(atMost: 20) { out in Self.writeDigits(value, out) }
-  }
-
-  public mutating func endString() { byte(UInt8(ascii: "\"")) }
-
-  /// `"key":"12345"`: int64 fields are JSON strings in both API flavours.
-  public mutating func integerString(_ key: String, _ value: Int64) {
-    self.key(key)
-    integerString(value)
-  }
-
-  /// `"12345"`, the value alone.
-  public mutating func integerString(_ value: Int64) {
-    quoted(atMost: 20) { out in Self.writeDigits(value, out) }
-  }
-
-  /// `"key":"2024-01-02T03:04:05.678Z"`.
-  public mutating func timestamp(_ key: String, milliseconds: Int64) {
-    self.key(key)
-    timestamp(milliseconds: milliseconds)
-  }
-
-  /// `"2024-01-02T03:04:05.678Z"`, the value alone.
-  public mutating func timestamp(milliseconds: Int64) {
-    quoted(atMost: Timestamp.maxBytes) { out in Timestamp.write(milliseconds: milliseconds, to: out) }
-  }
-
-  /// `"key":"<base64 of bytes>"`: hashes and ETags, on every rendering.
-  public mutating func base64(_ key: String, _ value: [UInt8]) {
-    self.key(key)
-    base64(value)
-  }
-
-  /// `"<base64 of bytes>"`, the value alone.
-  public mutating func base64(_ value: [UInt8]) {
-    value.withUnsafeBufferPointer { input in
-      quoted(atMost: Base64.encodedCount(input.count)) { out in Base64.write(input, to: out) }
-    }
-  }
-
-  /// A string value: a separator, a quote, what `body` writes (at most `limit` bytes, nothing
-  /// to escape), a quote; one capacity check for all of it.
-  private mutating func quoted(atMost limit: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-    let comma = separate()
-    write(atMost: limit + 3) { out in
-      var count = 0
-      if comma { Self.put(UInt8(ascii: ","), out, &count) }
-      Self.put(UInt8(ascii: "\""), out, &count)
-      count += body(out + count)
-      Self.put(UInt8(ascii: "\""), out, &count)
       return count
     }
   }
@@ -228,7 +174,7 @@ public struct JSONWriter {
 
   /// Whether the next member or element needs a comma before it (and notes that its container
   /// has one now).
-  private mutating func separate() -> Bool {
+  mutating func separate() -> Bool {
     if afterKey {
       afterKey = false
       return false
@@ -250,7 +196,7 @@ public struct JSONWriter {
   /// Makes room for `limit` bytes past the text, lets `body` write them at the text's end, and
   /// keeps as many as it says it wrote (never more than `limit`).
   @inline(__always)
-  private mutating func write(atMost limit: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+  mutating func write(atMost limit: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
     if !isKnownUniquelyReferenced(&buffer) || limit > capacity - length { reserve(limit) }
     let start = length
     let written = buffer.withUnsafeMutablePointerToElements { body($0 + start) }
@@ -282,7 +228,7 @@ public struct JSONWriter {
   }
 
   @inline(__always)
-  private static func put(_ value: UInt8, _ out: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+  static func put(_ value: UInt8, _ out: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
     out[count] = value
     count += 1
   }
@@ -291,39 +237,6 @@ public struct JSONWriter {
   private static func copy(_ text: UnsafeBufferPointer<UInt8>, _ out: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
     if let base = text.baseAddress { (out + count).update(from: base, count: text.count) }
     count += text.count
-  }
-
-  /// "00" to "99": two digits per division (a generation has 16).
-  private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-
-  /// `value`'s decimal digits at `out` (room for 20); returns how many. Written from the right
-  /// into 20 bytes of stack, two at a time, then copied once.
-  private static func writeDigits(_ value: Int64, _ out: UnsafeMutablePointer<UInt8>) -> Int {
-    var count = 0
-    if value < 0 { put(UInt8(ascii: "-"), out, &count) }
-    var rest = value.magnitude
-    let pairs = digitPairs.utf8Start
-    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { scratch in
-      var position = 20
-      while rest >= 100 {
-        let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
-        position -= 2
-        scratch[position] = pairs[Int(remainder) * 2]
-        scratch[position + 1] = pairs[Int(remainder) * 2 + 1]
-        rest = quotient
-      }
-      if rest >= 10 {
-        position -= 2
-        scratch[position] = pairs[Int(rest) * 2]
-        scratch[position + 1] = pairs[Int(rest) * 2 + 1]
-      } else {
-        position -= 1
-        scratch[position] = UInt8(48 + rest)
-      }
-      let digits = 20 - position
-      (out + count).update(from: scratch.baseAddress! + position, count: digits)
-      return count + digits
-    }
   }
 
   /// A string's content, escaped where JSON needs it, with the separator, quotes and colon the
