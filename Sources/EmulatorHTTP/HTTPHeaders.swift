@@ -33,22 +33,21 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
   mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
-  /// ASCII lower case; a name that has no upper-case letter (every name this server looks up) is
-  /// returned as it is, without the cost of `String.lowercased()`.
+  /// ASCII lower case (only `A`–`Z` change, as `matches` folds them); a name that has no
+  /// upper-case letter (every name this server adds) is returned as it is.
   static func lowercased(_ name: String) -> String {
-    name.hasASCIIUppercase ? name.lowercased() : name
+    guard name.hasASCIIUppercase else { return name }
+    return String(decoding: name.utf8.map { $0 &- UInt8(ascii: "A") < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
   }
 
   /// Replaces every field of that name by one field.
   public mutating func set(_ name: String, _ value: String) {
-    let lower = Self.lowercased(name)
-    fields.removeAll { $0.name.sameUTF8(lower) }
-    fields.append((lower, value))
+    fields.removeAll { Self.matches($0.name, name) }
+    fields.append((Self.lowercased(name), value))
   }
 
   public mutating func remove(_ name: String) {
-    let lower = Self.lowercased(name)
-    fields.removeAll { $0.name.sameUTF8(lower) }
+    fields.removeAll { Self.matches($0.name, name) }
   }
 
   /// The first value of the field, if present.
@@ -71,8 +70,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
   /// Every value of the field, in order.
   public func values(_ name: String) -> [String] {
-    let lower = Self.lowercased(name)
-    return fields.filter { $0.name.sameUTF8(lower) }.map(\.value)
+    fields.filter { Self.matches($0.name, name) }.map(\.value)
   }
 
   /// Whether a comma-separated field (such as `Connection`) holds `token`, case-insensitively.

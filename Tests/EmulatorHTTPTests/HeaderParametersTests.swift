@@ -210,6 +210,11 @@ private struct SplitMix {
     #expect(headers.values("x-goog-meta-a") == ["3"])
     headers.remove("Content-TYPE")
     #expect(headers["content-type"] == nil)
+    // Only ASCII letters fold: a name added with other letters is found as it was spelled.
+    headers.add("X-Caf\u{C9}", "4")
+    #expect(headers["x-caf\u{C9}"] == "4")
+    #expect(headers["X-CAF\u{C9}"] == "4")
+    #expect(headers["x-caf\u{E9}"] == nil)
   }
 
   /// Names are bytes: a canonically equivalent spelling (é precomposed, or e and a combining
