@@ -55,27 +55,6 @@ public enum BackgroundThread {
     #endif
   }
 
-  /// Runs `body` on a new thread of lower priority (`lowerCurrentThreadPriority`) and waits for
-  /// its result: for long work that holds no lock a request needs. (A thread of lower priority
-  /// that takes such a lock can be preempted while it holds it, and the requests wait with it.)
-  public static func runAtLowerPriority<Value: Sendable>(
-    name: String? = nil, _ body: @escaping @Sendable () -> Value
-  ) -> Value {
-    let outcome = LowerPriorityOutcome<Value>()
-    start(name: name) {
-      lowerCurrentThreadPriority()
-      let value = body()
-      outcome.done.lock()
-      outcome.value = value
-      outcome.done.broadcast()
-      outcome.done.unlock()
-    }
-    outcome.done.lock()
-    defer { outcome.done.unlock() }
-    while outcome.value == nil { outcome.done.wait() }
-    return outcome.value!
-  }
-
   /// At most 15 bytes (Linux's limit for a thread's name, without the terminating zero).
   static func shortName(_ name: String) -> String {
     guard name.utf8.count > 15 else { return name }
@@ -126,10 +105,4 @@ public enum BackgroundThread {
       body()
     }
   }
-}
-
-/// What `runAtLowerPriority`'s thread hands back, under its condition's lock.
-private final class LowerPriorityOutcome<Value>: @unchecked Sendable {
-  let done = PosixCondition()
-  var value: Value?
 }

@@ -138,16 +138,5 @@ import Testing
       #expect(seen == min(before + 10, 19))
       #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
     }
-
-    /// `runAtLowerPriority` hands back what its lowered thread computed; the caller's priority is
-    /// its own.
-    @Test func runAtLowerPriorityReturnsTheLoweredThreadsResult() {
-      let which = __priority_which_t(PRIO_PROCESS.rawValue)
-      let before = getpriority(which, 0)
-      let (nice, sum) = BackgroundThread.runAtLowerPriority { (getpriority(which, 0), (1...100).reduce(0, +)) }
-      #expect(nice == min(before + 10, 19))
-      #expect(sum == 5050)
-      #expect(getpriority(which, 0) == before)
-    }
   #endif
 }
