@@ -30,3 +30,33 @@ long cfiles_copy_range(int in, int out, unsigned long count) {
   return -1;
 #endif
 }
+
+#if defined(__linux__)
+#include <sys/random.h>
+#elif defined(__APPLE__)
+#include <stdlib.h>
+#endif
+
+int cfiles_random_bytes(void *buffer, unsigned long count) {
+#if defined(__linux__)
+  unsigned char *next = buffer;
+  while (count > 0) {
+    ssize_t got = getrandom(next, count, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    next += got;
+    count -= (unsigned long)got;
+  }
+  return 0;
+#elif defined(__APPLE__)
+  arc4random_buf(buffer, count);
+  return 0;
+#else
+  (void)buffer;
+  (void)count;
+  errno = ENOSYS;
+  return -1;
+#endif
+}

@@ -92,7 +92,7 @@ public final class MultipartUploads: Sendable {
     throws(StorageError) -> Upload
   {
     try Naming.validateObjectName(name)
-    let id = (0..<4).map { _ in Hex.padded(UInt32.random(in: 0...UInt32.max), width: 8) }.joined()
+    let id = RandomPool.shared.hexID()
     let upload = Upload(id: id, bucket: bucket, name: name, patch: patch, initiated: now)
     if !reserve(upload) {
       sweep(now: now)

@@ -119,11 +119,12 @@ extension ObjectStore {
   }
 
   /// A fresh download token: a random (version 4) UUID in lower case, as Firebase issues them.
-  /// Its 16 bytes come from the system generator (`getrandom`); Foundation's `UUID()` reads
-  /// `/dev/urandom` with three system calls (open, read, close), on every Firebase upload.
-  public static func newDownloadToken() -> String {
-    var generator = SystemRandomNumberGenerator()
-    var words = (generator.next() as UInt64, generator.next() as UInt64)
+  /// Its 16 bytes come from the system generator through `RandomPool` (one system call per 32
+  /// tokens); Foundation's `UUID()` reads `/dev/urandom` with three system calls (open, read,
+  /// close), on every Firebase upload.
+  public static func newDownloadToken(from pool: RandomPool = .shared) -> String {
+    var words: (UInt64, UInt64) = (0, 0)
+    withUnsafeMutableBytes(of: &words) { pool.fill($0) }
     return withUnsafeMutableBytes(of: &words) { bytes in
       bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
       bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant

@@ -124,7 +124,7 @@ public final class UploadSessions: Sendable {
     -> UploadSession
   {
     var session = template
-    session.id = (0..<4).map { _ in Hex.padded(UInt32.random(in: 0...UInt32.max), width: 8) }.joined()
+    session.id = RandomPool.shared.hexID()
     session.state = .active
     session.received = 0
     session.created = now

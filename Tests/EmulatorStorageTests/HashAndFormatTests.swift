@@ -314,4 +314,41 @@ import Testing
     }
     #expect(seen.count == 200)
   }
+
+  /// The pool asks the system once per 512 bytes: 32 tokens, where `SystemRandomNumberGenerator`
+  /// made two calls for each.
+  @Test func thirtyTwoTokensCostOneFillOfThePool() {
+    let pool = RandomPool()
+    var tokens = Set<String>()
+    for _ in 0..<32 { tokens.insert(ObjectStore.newDownloadToken(from: pool)) }
+    #expect(pool.fills == 1)
+    tokens.insert(ObjectStore.newDownloadToken(from: pool))
+    #expect(pool.fills == 2)
+    #expect(tokens.count == 33)
+  }
+
+  /// Bytes are handed out once: consecutive draws across a refill never repeat a block, and a
+  /// draw of the whole pool works.
+  @Test func poolDrawsNeverRepeatAndSpanRefills() {
+    let pool = RandomPool()
+    var blocks = Set<[UInt8]>()
+    for size in [16, 500, 16, RandomPool.capacity, 7, 16] {
+      var bytes = [UInt8](repeating: 0, count: size)
+      bytes.withUnsafeMutableBytes { pool.fill($0) }
+      if size >= 16 { #expect(blocks.insert(Array(bytes.prefix(16))).inserted) }
+      #expect(bytes.contains { $0 != 0 } || size < 4)
+    }
+    #expect(pool.fills == 5)  // 16 | 500 | 16 | 512 | 7 + 16
+  }
+
+  /// Session ids: 32 lower-case hexadecimal digits, fresh each time.
+  @Test func hexIDsAreThirtyTwoLowerCaseDigitsAndDiffer() {
+    let pool = RandomPool()
+    let ids = (0..<100).map { _ in pool.hexID() }
+    #expect(Set(ids).count == 100)
+    for id in ids {
+      #expect(id.utf8.count == 32)
+      #expect(id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }, "\(id)")
+    }
+  }
 }

@@ -14,4 +14,8 @@ int cfiles_exchange(const char *first, const char *second);
    two files do not allow it (the caller then reads and writes). */
 long cfiles_copy_range(int in, int out, unsigned long count);
 
+/* Fills `buffer` with `count` bytes from the system's random generator (Linux getrandom, which
+   Glibc's Swift module does not expose; Darwin arc4random_buf). Returns 0, or -1 with errno. */
+int cfiles_random_bytes(void *buffer, unsigned long count);
+
 #endif
