@@ -61,7 +61,9 @@ public enum Base64 {
   /// Written straight into the string's storage (no byte array first: an ETag header and a
   /// hash on every response).
   public static func encode(_ bytes: [UInt8]) -> String {
-    bytes.withUnsafeBufferPointer { input in
+    // Nothing to write: no buffer to write into is asked for (its base address may be nil).
+    guard !bytes.isEmpty else { return "" }
+    return bytes.withUnsafeBufferPointer { input in
       String(unsafeUninitializedCapacity: encodedCount(input.count)) { out in
         write(input, to: out.baseAddress!)
       }
