@@ -117,6 +117,17 @@ struct Reply {
     #expect(reply.header("etag") == reply.string("etag"))
   }
 
+  /// The disposition's file name is what follows the last `/` byte, percent-encoded: a `/`
+  /// followed by a combining mark separates too (by `Character` it did not), and a name ending
+  /// in `/` gives an empty file name.
+  @Test func firebaseDispositionNamesTheBytesAfterTheLastSlash() {
+    #expect(StorageAPI.inlineDisposition(for: "photos/cat.png") == "inline; filename*=utf-8''cat.png")
+    #expect(StorageAPI.inlineDisposition(for: "cat.png") == "inline; filename*=utf-8''cat.png")
+    #expect(StorageAPI.inlineDisposition(for: "a/\u{301}b") == "inline; filename*=utf-8''%CC%81b")
+    #expect(StorageAPI.inlineDisposition(for: "dir/") == "inline; filename*=utf-8''")
+    #expect(StorageAPI.inlineDisposition(for: "x/caf\u{E9} 1") == "inline; filename*=utf-8''caf%C3%A9%201")
+  }
+
   @Test func firebaseUploadAndGetCarryATokenAndOnlyFirebaseKeys() throws {
     let upload = h.call("POST", "/v0/b/bkt/o?name=photos%2Fcat.png", "png", headers: [("content-type", "image/png")])
     #expect(upload.status == 200)
