@@ -59,7 +59,7 @@ let package = Package(
     .target(name: "EmulatorSupport"),
     // epoll and eventfd, which Glibc does not expose to Swift (a few lines of C).
     .target(name: "CEpoll"),
-    // renameat2(RENAME_EXCHANGE), which Glibc does not expose to Swift either.
+    // renameat2(RENAME_EXCHANGE), copy_file_range and getrandom, which Glibc does not expose to Swift either.
     .target(name: "CFiles"),
     .target(name: "CChecksum"),
     // HTTP/1.1 over POSIX sockets, epoll and Dispatch. Knows nothing of storage.

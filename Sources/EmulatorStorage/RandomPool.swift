@@ -60,14 +60,7 @@ public final class RandomPool: Sendable {
     var bytes: (UInt64, UInt64) = (0, 0)
     return withUnsafeMutableBytes(of: &bytes) { raw in
       fill(raw)
-      var text: [UInt8] = []
-      text.reserveCapacity(32)
-      for byte in raw {
-        let (high, low) = Hex.digits(byte)
-        text.append(high)
-        text.append(low)
-      }
-      return String(decoding: text, as: UTF8.self)
+      return Hex.encode(raw)
     }
   }
 
