@@ -7,8 +7,8 @@ import EmulatorSupport
   import Darwin
 #endif
 
-/// Random bytes for values nobody may guess (download tokens), from the system's generator,
-/// fetched `capacity` bytes at a time.
+/// Random bytes for values nobody may guess (download tokens, upload ids), from the system's
+/// generator, fetched `capacity` bytes at a time.
 ///
 /// `SystemRandomNumberGenerator` asks the kernel for 8 bytes a call: a download token (16
 /// bytes) cost every Firebase upload two `getrandom` system calls. From the pool, one call serves
